@@ -1,0 +1,61 @@
+"""[vmct] options, registered with Rally through the ``rally_plugins`` entry point.
+
+Rally calls :func:`list_opts` at start-up and registers the result in its global
+``CONF``; code reads them with :func:`get` so that a value set in rally.conf (or in
+``--config-file``) is what the scenarios use.
+"""
+
+from oslo_config import cfg
+
+GROUP = "vmct"
+
+VMCT_OPTS = [
+    cfg.FloatOpt("poll_interval", default=0.2, min=0.01,
+                 help="Seconds between two Nova API polls of one server while "
+                      "timing a phase. Short, so that sub-second transitions "
+                      "(containers) are resolved."),
+    cfg.FloatOpt("poll_max_interval", default=2.0, min=0.01,
+                 help="Upper bound of the poll interval when the waiter backs "
+                      "off after Nova API errors."),
+    cfg.FloatOpt("max_requests_per_second", default=5.0, min=0.1,
+                 help="Cap on Nova API requests per second for one server, "
+                      "whatever poll_interval says; keeps high-concurrency "
+                      "runs gentle on the API."),
+    cfg.FloatOpt("build_timeout", default=600.0, min=1.0,
+                 help="Seconds a server may take from create request to ACTIVE."),
+    cfg.FloatOpt("delete_timeout", default=300.0, min=1.0,
+                 help="Seconds a server may take from delete request to gone."),
+    cfg.FloatOpt("reboot_timeout", default=600.0, min=1.0,
+                 help="Seconds a reboot, stop or start may take to settle."),
+    cfg.FloatOpt("network_timeout", default=300.0, min=1.0,
+                 help="Seconds an instance may take to become reachable."),
+    cfg.FloatOpt("ssh_connect_timeout", default=5.0, min=0.1,
+                 help="Seconds for one SSH or TCP connection attempt."),
+    cfg.FloatOpt("command_timeout", default=900.0, min=1.0,
+                 help="Seconds one workload command may run inside an instance."),
+    cfg.StrOpt("ssh_proxy_command", default=None,
+               help="Command to reach instances through (OpenSSH ProxyCommand "
+                    "syntax, %h and %p are replaced by host and port), e.g. "
+                    "'ssh -W %h:%p bastion' or 'ip netns exec NS nc %h %p'. "
+                    "Task arguments override it."),
+]
+
+
+def list_opts():
+    """Options Rally registers: ``[(group, [opts])]``."""
+    return [(GROUP, VMCT_OPTS)]
+
+
+def register(conf=None):
+    """Register the [vmct] options in ``conf`` (Rally's CONF by default)."""
+    conf = conf or cfg.CONF
+    conf.register_opts(VMCT_OPTS, group=GROUP)
+    return conf
+
+
+def get(name, conf=None):
+    """Value of option ``[vmct] name``, registering the group if needed."""
+    conf = conf or cfg.CONF
+    if GROUP not in conf or name not in conf[GROUP]:
+        register(conf)
+    return conf[GROUP][name]

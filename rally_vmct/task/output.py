@@ -1,0 +1,60 @@
+"""How rally-vmct scenarios label what they report, and how the exporter reads it back.
+
+One place for the contract between the scenarios (``add_output`` charts, workload
+arguments) and the ``vmct-comparison`` exporter. No Rally import: pure data.
+
+* Every workload names its instance kind in its arguments: ``kind: {name: kvm, ...}``
+  for Nova scenarios; ``VMCT.native_benchmark`` is kind ``native``.
+* Every additive chart a scenario adds is a StatsTable titled
+  ``"<kind>: <group> [<unit>]"``, e.g. ``"kvm: sysbench cpu [events/s]"`` with rows
+  ``[["events_per_second", 1234.5]]``. Rally matches additive charts by position, so
+  a scenario adds the same charts in the same order in every iteration.
+* Lifecycle phases are Rally atomic actions (seconds): ``vmct.build``,
+  ``vmct.wait_for_network``, ``vmct.delete``, ... and are read from there.
+"""
+
+import re
+
+NATIVE_KIND = "native"
+KIND_ARG = "kind"
+
+# Group of the chart that says which path each reboot took (unit: count).
+REBOOT_PATH_GROUP = "reboot path"
+REBOOT_PATHS = ("soft", "soft_fell_back_to_hard", "hard")
+
+_TITLE_RE = re.compile(r"^(?P<kind>[^:\[\]]+): (?P<group>[^\[\]]+) \[(?P<unit>[^\[\]]+)\]$")
+
+
+def chart_title(kind, group, unit):
+    """Title of an additive chart: ``"kvm: sysbench cpu [events/s]"``."""
+    return "%s: %s [%s]" % (kind, group, unit)
+
+
+def parse_chart_title(title):
+    """``(kind, group, unit)`` of a title made by :func:`chart_title`, else None."""
+    match = _TITLE_RE.match(title or "")
+    if not match:
+        return None
+    return match.group("kind"), match.group("group"), match.group("unit")
+
+
+def stats_chart(kind, group, unit, rows, description=None):
+    """An additive StatsTable for ``Scenario.add_output(additive=...)``.
+
+    ``rows`` is a list of ``(metric name, value)`` in a fixed order.
+    """
+    chart = {"title": chart_title(kind, group, unit),
+             "chart_plugin": "StatsTable",
+             "data": [[name, value] for name, value in rows],
+             "label": unit}
+    if description:
+        chart["description"] = description
+    return chart
+
+
+def kind_of(workload_args):
+    """The kind label of a workload from its arguments (``native`` without one)."""
+    kind = (workload_args or {}).get(KIND_ARG)
+    if isinstance(kind, dict):
+        return kind.get("name") or NATIVE_KIND
+    return kind or NATIVE_KIND
