@@ -1,0 +1,41 @@
+"""A private Rally home for functional tests: own rally.conf and SQLite DB.
+
+Rally's default DB (/tmp/rally.sqlite) is shared by every venv on a machine, so tests
+never use it. ``RallyHome`` writes a rally.conf pointing at a DB in a temp dir, runs
+``rally db ensure`` and offers ``rally(...)`` to call the real CLI of the test venv.
+"""
+
+import os
+import subprocess
+import sys
+
+import fixtures
+
+RALLY = os.path.join(os.path.dirname(sys.executable), "rally")
+
+
+class RallyHome(fixtures.Fixture):
+    """Temp dir with rally.conf + DB; ``extra_conf`` is appended to rally.conf."""
+
+    def __init__(self, extra_conf=""):
+        super().__init__()
+        self.extra_conf = extra_conf
+
+    def _setUp(self):
+        self.path = self.useFixture(fixtures.TempDir()).path
+        self.conf = os.path.join(self.path, "rally.conf")
+        with open(self.conf, "w") as f:
+            f.write("[database]\nconnection = sqlite:///%s\n%s\n"
+                    % (os.path.join(self.path, "rally.sqlite"), self.extra_conf))
+        self.rally("db", "ensure")
+
+    def rally(self, *args, check=True, timeout=600):
+        """Run ``rally --config-file <ours> ARGS``; returns the CompletedProcess."""
+        proc = subprocess.run(
+            [RALLY, "--config-file", self.conf] + list(args),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            timeout=timeout, env=dict(os.environ, LC_ALL="C.UTF-8"))
+        if check and proc.returncode != 0:
+            raise AssertionError("rally %s exited %d:\n%s"
+                                 % (" ".join(args), proc.returncode, proc.stdout[-4000:]))
+        return proc
