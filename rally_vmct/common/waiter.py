@@ -1,0 +1,368 @@
+"""Fast, gentle polling of one Nova server, with every state change time-stamped.
+
+rally-openstack's helpers sleep 1-2 s and then poll every 2 s, so they cannot
+resolve a phase shorter than a few seconds. :class:`ServerWaiter` polls one server
+every ``interval`` seconds (``[vmct] poll_interval``, 0.2 s by default) and:
+
+* never sends more than ``max_requests_per_second`` requests for that server,
+  whatever the interval (a :class:`Pacer` spaces request *starts*, so a slow API
+  is never hit by more than one request per server at a time);
+* backs off exponentially, up to ``max_interval``, while the API answers with
+  transient errors (5xx, 408/409/429, connection failures), and resumes the fast
+  pace after the first good answer; permanent errors (401, 403, 400...) are
+  raised at once;
+* records every change of status, task state, VM state and power state as a
+  :class:`Transition` with monotonic timestamps: ``at`` is when the answer that
+  showed the new value arrived, ``since`` when the previous poll (which still saw
+  the old value) was sent, so the change happened in ``(since, at]``;
+* raises :class:`ServerFault` with Nova's fault message when the server goes to
+  ERROR, and :class:`WaitTimeout` naming what it waited for and what it last saw.
+
+The clock (``monotonic``, ``wall``, ``sleep``) is injected, so unit tests run
+instantly against fake clients. Nothing here imports Rally or OpenStack clients.
+"""
+
+import dataclasses
+import time
+
+ACTIVE = "ACTIVE"
+ERROR = "ERROR"
+SHUTOFF = "SHUTOFF"
+# Status of a server the API answers 404 for.
+GONE = "GONE"
+# Statuses of a server that is deleted but still listed (soft delete / reclaim).
+DELETED_STATUSES = frozenset(["DELETED", "SOFT_DELETED"])
+
+_TRANSIENT_CODES = frozenset([408, 409, 429])
+# Exception classes (by name, so that no client library has to be imported) that
+# mean "the API could not be reached this time": keystoneauth's ConnectFailure,
+# ConnectTimeout, requests' ConnectionError, ...
+_TRANSIENT_NAMES = frozenset([
+    "ConnectionError", "ConnectFailure", "ConnectTimeout", "RetriableConnectionFailure",
+    "UnknownConnectionError", "SSLError", "Timeout", "ReadTimeout", "RequestTimeout",
+    "ServiceUnavailable", "GatewayTimeout", "BadGateway",
+])
+
+
+class Clock:
+    """Real time: ``monotonic`` for durations, ``wall`` for Rally's timestamps."""
+
+    monotonic = staticmethod(time.monotonic)
+    wall = staticmethod(time.time)
+    sleep = staticmethod(time.sleep)
+
+
+class WaitError(Exception):
+    """A wait for a server state or for a probe did not succeed."""
+
+
+class WaitTimeout(WaitError):
+    """The awaited state or probe result did not come in time."""
+
+
+class ServerFault(WaitError):
+    """The server went to ERROR; the message carries Nova's fault."""
+
+    def __init__(self, message, fault=None):
+        super().__init__(message)
+        self.fault = fault
+
+
+class ServerGone(WaitError):
+    """The server disappeared (404) while a state was awaited."""
+
+
+def http_code(exc):
+    """HTTP status code carried by a client exception, else None."""
+    for attr in ("code", "http_status", "status_code"):
+        code = getattr(exc, attr, None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def is_not_found(exc):
+    """True for a 404 from any OpenStack client."""
+    return http_code(exc) == 404 or type(exc).__name__ == "NotFound"
+
+
+def is_transient(exc):
+    """True for API errors worth retrying after a pause (5xx, 429, no connection)."""
+    code = http_code(exc)
+    if code is not None:
+        return code >= 500 or code in _TRANSIENT_CODES
+    if isinstance(exc, OSError):
+        return True
+    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+def fault_text(fault):
+    """One line from a Nova ``fault`` (``{"code", "message", "details"}``)."""
+    if not fault:
+        return "no fault recorded by Nova"
+    if not isinstance(fault, dict):
+        return str(fault)
+    text = "Nova fault %s: %s" % (fault.get("code", "?"), fault.get("message") or "(no message)")
+    details = (fault.get("details") or "").strip()
+    if details:
+        # details is a traceback for admins; its last line names the exception.
+        text += " [%s]" % details.splitlines()[-1].strip()[:300]
+    return text
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerState:
+    """What one GET of a server showed (``status`` is ``GONE`` after a 404)."""
+
+    status: str
+    task_state: object = None
+    vm_state: object = None
+    power_state: object = None
+    fault: object = dataclasses.field(default=None, compare=False)
+
+    FIELDS = ("status", "task_state", "vm_state", "power_state")
+
+    @classmethod
+    def of(cls, server):
+        """State of a novaclient ``Server`` (extended attributes if visible)."""
+        if server is None:
+            return cls(GONE)
+        return cls(status=getattr(server, "status", None),
+                   task_state=getattr(server, "OS-EXT-STS:task_state", None),
+                   vm_state=getattr(server, "OS-EXT-STS:vm_state", None),
+                   power_state=getattr(server, "OS-EXT-STS:power_state", None),
+                   fault=getattr(server, "fault", None))
+
+    @property
+    def gone(self):
+        return self.status == GONE or self.status in DELETED_STATUSES
+
+    @property
+    def settled(self):
+        """No task in progress (``task_state`` is None)."""
+        return self.task_state is None
+
+    def describe(self):
+        if self.status == GONE:
+            return "gone (404)"
+        return "%s (task_state=%s, power_state=%s)" % (self.status, self.task_state,
+                                                       self.power_state)
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    """One field of a server changed from ``old`` to ``new`` in ``(since, at]``."""
+
+    field: str
+    old: object
+    new: object
+    at: float
+    since: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """The awaited condition held at ``at``; it did not yet at ``since``."""
+
+    state: object
+    at: float
+    since: float
+    polls: int
+    verdict: object = True
+
+    @property
+    def resolution(self):
+        """Width of the interval the change happened in (seconds)."""
+        return self.at - self.since
+
+
+class Pacer:
+    """Spaces the API requests about one server and backs off after API errors.
+
+    ``interval`` is the wanted gap between two request starts; the effective gap
+    is never below ``1 / max_requests_per_second``. Each transient API error
+    doubles the gap, up to ``max_interval``; a good answer restores it.
+    """
+
+    def __init__(self, interval=0.2, max_interval=2.0, max_requests_per_second=5.0,
+                 clock=None, transient=is_transient):
+        if interval <= 0:
+            raise ValueError("poll interval must be > 0, got %r" % interval)
+        if max_requests_per_second <= 0:
+            raise ValueError("max_requests_per_second must be > 0, got %r"
+                             % max_requests_per_second)
+        self.clock = clock or Clock()
+        self.min_gap = max(float(interval), 1.0 / max_requests_per_second)
+        self.max_gap = max(float(max_interval), self.min_gap)
+        self.gap = self.min_gap
+        self.transient = transient
+        self.requests = 0
+        self.errors = 0
+        self.last_error = None
+        self._last_start = None
+
+    def _wait_turn(self):
+        if self._last_start is not None:
+            pause = self._last_start + self.gap - self.clock.monotonic()
+            if pause > 0:
+                self.clock.sleep(pause)
+        self._last_start = self.clock.monotonic()
+        self.requests += 1
+        return self._last_start
+
+    def call(self, fn, deadline, what):
+        """``(fn(), sent, received)``: call ``fn`` when allowed, retry transient errors.
+
+        Raises :class:`WaitTimeout` when transient errors last past ``deadline``
+        (monotonic), and any permanent error at once.
+        """
+        while True:
+            sent = self._wait_turn()
+            try:
+                result = fn()
+            except Exception as e:
+                if not self.transient(e):
+                    raise
+                self.errors += 1
+                self.last_error = e
+                self.gap = min(self.max_gap, self.gap * 2)
+                if self.clock.monotonic() >= deadline:
+                    raise WaitTimeout("API kept failing while %s: %s: %s"
+                                      % (what, type(e).__name__, e)) from e
+                continue
+            self.gap = self.min_gap
+            return result, sent, self.clock.monotonic()
+
+
+class ServerWaiter:
+    """Polls one server through ``get_server(server_id)`` and records its transitions.
+
+    ``get_server`` raises a 404 client error (see :func:`is_not_found`) once the
+    server is gone; every other exception goes through the :class:`Pacer`.
+    """
+
+    def __init__(self, get_server, server_id, pacer=None, clock=None,
+                 not_found=is_not_found):
+        self.clock = clock or (pacer.clock if pacer else Clock())
+        self.pacer = pacer or Pacer(clock=self.clock)
+        self.get_server = get_server
+        self.server_id = server_id
+        self.not_found = not_found
+        self.state = None
+        self.transitions = []
+        self.polls = 0
+        self._last_sent = None
+
+    def _fetch(self):
+        try:
+            return self.get_server(self.server_id)
+        except Exception as e:
+            if self.not_found(e):
+                return None
+            raise
+
+    def poll(self, deadline, what="polling"):
+        """One GET (paced): ``(ServerState, sent, received)``; records changes."""
+        server, sent, received = self.pacer.call(self._fetch, deadline, what)
+        self.polls += 1
+        state = ServerState.of(server)
+        previous = self.state
+        since = self._last_sent if self._last_sent is not None else sent
+        for name in ServerState.FIELDS:
+            old = getattr(previous, name) if previous is not None else None
+            new = getattr(state, name)
+            if previous is None or old != new:
+                self.transitions.append(Transition(name, old, new, received, since))
+        self.state = state
+        self._last_sent = sent
+        return state, sent, received
+
+    def wait_for(self, accept, timeout, what, started_at=None, error_ok=False,
+                 gone_ok=False):
+        """Poll until ``accept(state)`` is truthy; returns an :class:`Observation`.
+
+        :param accept: callable(ServerState) -> truthy verdict when done
+        :param timeout: seconds from now
+        :param what: what is awaited, for messages ("server to become ACTIVE")
+        :param started_at: monotonic start of the phase (lower bound when the
+            first poll already satisfies ``accept``); now by default
+        :param error_ok: do not raise on ERROR status (``accept`` decides)
+        :param gone_ok: do not raise when the server is gone
+        """
+        start = self.clock.monotonic()
+        started_at = start if started_at is None else started_at
+        deadline = start + timeout
+        since = started_at
+        polls = 0
+        while True:
+            state, sent, received = self.poll(deadline, "waiting for " + what)
+            polls += 1
+            verdict = accept(state)
+            if verdict:
+                return Observation(state, received, since, polls, verdict)
+            if state.status == ERROR and not error_ok:
+                raise ServerFault("Server %s went to ERROR while waiting for %s: %s"
+                                  % (self.server_id, what, fault_text(state.fault)),
+                                  fault=state.fault)
+            if state.gone and not gone_ok:
+                raise ServerGone("Server %s disappeared while waiting for %s"
+                                 % (self.server_id, what))
+            if self.clock.monotonic() >= deadline:
+                message = ("Timed out after %.1f s waiting for %s (server %s): last seen %s "
+                           "after %d polls" % (self.clock.monotonic() - start, what,
+                                               self.server_id, state.describe(), polls))
+                if self.pacer.last_error is not None:
+                    message += "; last API error: %s" % self.pacer.last_error
+                raise WaitTimeout(message)
+            since = sent
+
+    def wait_for_status(self, statuses, timeout, what=None, started_at=None):
+        """Wait for one of ``statuses`` with no task in progress."""
+        statuses = (statuses,) if isinstance(statuses, str) else tuple(statuses)
+        what = what or "server to become %s" % "/".join(statuses)
+        return self.wait_for(lambda s: s.status in statuses and s.settled, timeout, what,
+                             started_at=started_at, error_ok=ERROR in statuses)
+
+    def wait_gone(self, timeout, what="server to be deleted", started_at=None):
+        """Wait for a 404 (or a DELETED / SOFT_DELETED status)."""
+        return self.wait_for(lambda s: s.gone, timeout, what, started_at=started_at,
+                             gone_ok=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeResult:
+    """A probe first succeeded at ``at``; the previous attempt (at ``since``) had not."""
+
+    at: float
+    since: float
+    attempts: int
+    detail: str = ""
+
+
+def wait_until(check, timeout, interval, what, clock=None, started_at=None):
+    """Call ``check()`` every ``interval`` s until it answers ``(True, detail)``.
+
+    ``check`` should not block for long (the probes in :mod:`rally_vmct.common.probes`
+    keep their attempts in flight between calls). Raises :class:`WaitTimeout`
+    with the last failure detail.
+    """
+    clock = clock or Clock()
+    start = clock.monotonic()
+    deadline = start + timeout
+    since = start if started_at is None else started_at
+    attempts = 0
+    detail = "no attempt made"
+    while True:
+        attempt_at = clock.monotonic()
+        attempts += 1
+        ok, detail = check()
+        now = clock.monotonic()
+        if ok:
+            return ProbeResult(now, since, attempts, detail)
+        if now >= deadline:
+            raise WaitTimeout("Timed out after %.1f s waiting for %s: %d attempts, last: %s"
+                              % (now - start, what, attempts, detail))
+        since = attempt_at
+        pause = min(attempt_at + interval, deadline) - clock.monotonic()
+        if pause > 0:
+            clock.sleep(pause)

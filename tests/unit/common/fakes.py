@@ -1,0 +1,276 @@
+"""A fake clock and a scripted fake Nova, so waiter and scenario tests run instantly.
+
+The fake Nova plays, for every action (create, reboot, stop, start, delete), a
+script of ``(seconds after the request, status, task_state, power_state)`` steps
+against the fake clock, records ``os-instance-actions`` with events whose
+``finish_time`` appears when the script ends, and counts every request.
+"""
+
+import datetime
+import itertools
+
+RUNNING, SHUTDOWN = 1, 4
+
+# Scripts: (delay, status, task_state, power_state)
+BUILD = [(0.0, "BUILD", "scheduling", 0), (0.5, "BUILD", "spawning", 0),
+         (2.0, "ACTIVE", None, RUNNING)]
+REBOOT = {
+    "SOFT": [(0.0, "REBOOT", "reboot_pending", RUNNING),
+             (0.3, "REBOOT", "reboot_started", RUNNING),
+             (3.0, "ACTIVE", None, RUNNING)],
+    "HARD": [(0.0, "HARD_REBOOT", "reboot_pending_hard", RUNNING),
+             (0.3, "HARD_REBOOT", "reboot_started_hard", RUNNING),
+             (2.0, "ACTIVE", None, RUNNING)],
+}
+STOP = [(0.0, "ACTIVE", "powering-off", RUNNING), (1.5, "SHUTOFF", None, SHUTDOWN)]
+START = [(0.0, "SHUTOFF", "powering-on", SHUTDOWN), (1.0, "ACTIVE", None, RUNNING)]
+DELETE = [(0.0, "ACTIVE", "deleting", RUNNING), (1.0, "GONE", None, None)]
+EVENTS = {"create": "compute__do_build_and_run_instance", "reboot": "compute_reboot_instance",
+          "stop": "compute_stop_instance", "start": "compute_start_instance",
+          "delete": "compute_terminate_instance"}
+EPOCH = 1_800_000_000.0
+
+
+class FakeClock:
+    """Monotonic time that only moves when someone sleeps (or :meth:`advance`)."""
+
+    def __init__(self, start=100.0):
+        self.now = start
+        self.sleeps = []
+
+    def monotonic(self):
+        return self.now
+
+    def wall(self):
+        return EPOCH + self.now
+
+    def sleep(self, seconds):
+        assert seconds >= 0, seconds
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def advance(self, seconds):
+        self.now += seconds
+
+
+def iso(clock_value):
+    return datetime.datetime.fromtimestamp(EPOCH + clock_value, datetime.timezone.utc) \
+        .strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+class APIError(Exception):
+
+    def __init__(self, code, message="boom"):
+        super().__init__("%s (HTTP %s)" % (message, code))
+        self.code = code
+
+
+class NotFound(APIError):
+
+    def __init__(self):
+        super().__init__(404, "Instance could not be found")
+
+
+class Obj:
+
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+    def to_dict(self):
+        return dict(self.__dict__)
+
+
+class FakeServerRecord:
+
+    def __init__(self, nova, server_id, name, kwargs):
+        self.nova = nova
+        self.id = server_id
+        self.name = name
+        self.kwargs = kwargs
+        self.steps = []          # absolute (time, status, task_state, power_state)
+        self.fault = None
+        self.actions = []
+
+    def play(self, script, action, result="Success", hide_events=False):
+        start = self.nova.clock.now
+        self.steps.extend((start + d, s, t, p) for d, s, t, p in script)
+        request_id = "req-%d" % next(self.nova.request_ids)
+        end = start + script[-1][0]
+        self.actions.append({"action": action, "request_id": request_id, "start": start,
+                             "events": [] if hide_events else
+                             [{"event": EVENTS[action], "start": start + 0.01,
+                               "finish": end, "result": result}]})
+        return request_id
+
+    def state(self):
+        now = self.nova.clock.now
+        current = None
+        for step in self.steps:
+            if step[0] <= now:
+                current = step
+        return current
+
+
+class FakeServer(Obj):
+    """What ``servers.get`` returns: a snapshot plus the action methods."""
+
+    def __init__(self, record, state):
+        _, status, task_state, power_state = state
+        super().__init__(id=record.id, name=record.name, status=status,
+                         addresses=record.nova.addresses,
+                         networks={k: [a["addr"] for a in v]
+                                   for k, v in record.nova.addresses.items()})
+        setattr(self, "OS-EXT-STS:task_state", task_state)
+        setattr(self, "OS-EXT-STS:power_state", power_state)
+        setattr(self, "OS-EXT-STS:vm_state", status.lower())
+        if status == "ERROR":
+            self.fault = record.fault
+        self._record = record
+
+    def reboot(self, reboot_type="SOFT"):
+        return self._record.nova.servers.reboot(self, reboot_type)
+
+    def stop(self):
+        return self._record.nova.servers.stop(self)
+
+    def start(self):
+        return self._record.nova.servers.start(self)
+
+    def delete(self):
+        return self._record.nova.servers.delete(self)
+
+
+class WithMeta(tuple):
+
+    def __new__(cls, request_id):
+        obj = super().__new__(cls, (None, None))
+        obj.request_ids = [request_id]
+        return obj
+
+
+def _sid(server):
+    return getattr(server, "id", server)
+
+
+class FakeServers:
+
+    def __init__(self, nova):
+        self.nova = nova
+        self.records = {}
+        self.created = []
+        self.deleted = []
+        self.ids = itertools.count(1)
+
+    def _record(self, server):
+        record = self.records.get(_sid(server))
+        if record is None or record.state() is None or record.state()[1] == "GONE":
+            raise NotFound()
+        return record
+
+    def create(self, name, image, flavor, **kwargs):
+        self.nova.count("POST /servers")
+        server_id = "srv-%d" % next(self.ids)
+        record = FakeServerRecord(self.nova, server_id, name,
+                                  dict(kwargs, image=image, flavor=flavor))
+        self.records[server_id] = record
+        self.created.append(record)
+        record.play(self.nova.scripts["create"], "create",
+                    result="Error" if self.nova.scripts["create"][-1][1] == "ERROR" else "Success")
+        if self.nova.scripts["create"][-1][1] == "ERROR":
+            record.fault = self.nova.fault
+        server = FakeServer(record, record.state())
+        server.request_ids = [record.actions[-1]["request_id"]]
+        return server
+
+    def get(self, server):
+        self.nova.count("GET /servers/id")
+        error = self.nova.next_error()
+        if error:
+            raise error
+        record = self._record(server)
+        return FakeServer(record, record.state())
+
+    def _act(self, server, action, script, **kw):
+        self.nova.count("POST /servers/id/action " + action)
+        record = self._record(server)
+        return WithMeta(record.play(script, action, **kw))
+
+    def reboot(self, server, reboot_type="SOFT"):
+        script = self.nova.scripts.get("reboot_" + reboot_type) or REBOOT[reboot_type]
+        return self._act(server, "reboot", script,
+                         hide_events=self.nova.hide_reboot_events)
+
+    def stop(self, server):
+        return self._act(server, "stop", self.nova.scripts["stop"])
+
+    def start(self, server):
+        return self._act(server, "start", self.nova.scripts["start"])
+
+    def delete(self, server):
+        self.deleted.append(_sid(server))
+        return self._act(server, "delete", self.nova.scripts["delete"])
+
+
+class FakeInstanceActions:
+
+    def __init__(self, nova):
+        self.nova = nova
+
+    def _action(self, record, action):
+        now = self.nova.clock.now
+        events = [{"event": e["event"], "start_time": iso(e["start"]),
+                   "finish_time": iso(e["finish"]) if e["finish"] <= now else None,
+                   "result": e["result"] if e["finish"] <= now else None}
+                  for e in action["events"]]
+        return Obj(action=action["action"], request_id=action["request_id"],
+                   start_time=iso(action["start"]), message=None, events=events)
+
+    def list(self, server):
+        self.nova.count("GET os-instance-actions")
+        record = self.nova.servers.records[_sid(server)]
+        return [Obj(action=a["action"], request_id=a["request_id"],
+                    start_time=iso(a["start"]), message=None)
+                for a in reversed(record.actions)]
+
+    def get(self, server, request_id):
+        self.nova.count("GET os-instance-actions/id")
+        record = self.nova.servers.records[_sid(server)]
+        for action in record.actions:
+            if action["request_id"] == request_id:
+                return self._action(record, action)
+        raise NotFound()
+
+
+class FakeNova:
+    """``nova`` client look-alike with scripted servers on a :class:`FakeClock`."""
+
+    def __init__(self, clock, **scripts):
+        self.clock = clock
+        self.scripts = {"create": BUILD, "stop": STOP, "start": START, "delete": DELETE}
+        self.scripts.update(scripts)
+        self.servers = FakeServers(self)
+        self.instance_action = FakeInstanceActions(self)
+        self.addresses = {"private": [{"addr": "10.0.0.5", "version": 4,
+                                       "OS-EXT-IPS:type": "fixed"}]}
+        self.fault = {"code": 500, "message": "No valid host was found. There are not "
+                      "enough hosts available.", "created": "2026-01-01T00:00:00Z"}
+        self.errors = []          # exceptions the next GETs raise, in order
+        self.hide_reboot_events = False
+        self.requests = []
+        self.request_ids = itertools.count(1)
+
+    def count(self, what):
+        self.requests.append((self.clock.now, what))
+
+    def next_error(self):
+        return self.errors.pop(0) if self.errors else None
+
+
+class FakeClients:
+    """``osclients.Clients`` look-alike for ``Scenario(context, clients=...)``."""
+
+    def __init__(self, nova):
+        self._nova = nova
+
+    def nova(self, version=None):
+        return self._nova
