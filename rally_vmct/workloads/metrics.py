@@ -5,15 +5,26 @@ import collections
 Metric = collections.namedtuple("Metric", ["value", "unit"])
 Metric.__doc__ = "One parsed figure, e.g. ``Metric(1234.5, 'events/s')``."
 
-_HEAD_CHARS = 400
+_HEAD_LINES = 12
+_HEAD_CHARS = 800
+
+
+def output_head(output):
+    """The first non-blank lines of a tool's output, indented, for error messages."""
+    lines = [line for line in (output or "").splitlines() if line.strip()]
+    head = "\n".join("    " + line for line in lines[:_HEAD_LINES])
+    if len(head) > _HEAD_CHARS:
+        head = head[:_HEAD_CHARS] + " ..."
+    return head or "    (empty output)"
 
 
 class ParseError(ValueError):
-    """Tool output lacked a field the parser needs (never reported as a zero)."""
+    """Tool output lacked a field the parser needs (never reported as a zero).
 
-    def __init__(self, tool, field, output):
-        self.tool = tool
+    ``field`` names what was missing; the message quotes the head of ``output``.
+    """
+
+    def __init__(self, message, output="", field=None):
         self.field = field
-        head = (output or "")[:_HEAD_CHARS]
-        super().__init__(
-            "%s output has no %s; output starts with: %r" % (tool, field, head))
+        self.output = output
+        super().__init__("%s; output starts with:\n%s" % (message, output_head(output)))

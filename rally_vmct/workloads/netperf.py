@@ -59,6 +59,10 @@ _THROUGHPUT_UNITS = {"10^6bits/s": "Mbit/s", "10^6bits/sec": "Mbit/s",
                      "Trans/s": "trans/s"}
 
 
+def _missing(field, text):
+    return ParseError("netperf output has no %s" % field, text, field)
+
+
 def is_rr(test):
     return test.endswith("_RR")
 
@@ -159,7 +163,7 @@ def parse_csv(text):
             row = next(csv.reader([lines[index + 1]]))
             return {_CSV_TITLES.get(title.strip(), title.strip()): value.strip()
                     for title, value in zip(header, row)}
-    raise ParseError(TOOL, "CSV header line with 'Throughput'", text)
+    raise _missing("CSV header line with 'Throughput'", text)
 
 
 def _classic_rows(text):
@@ -177,18 +181,18 @@ def _classic_rows(text):
 def parse_classic(test, text):
     """The figures of the default (classic) TCP_STREAM / *_RR table."""
     if "Throughput" not in (text or "") and "Trans." not in (text or ""):
-        raise ParseError(TOOL, "a classic result table", text)
+        raise _missing("a classic result table", text)
     rows = _classic_rows(text)
     if is_rr(test):
         full = [row for row in rows if len(row) >= 6]
         if not full:
-            raise ParseError(TOOL, "the transaction rate row", text)
+            raise _missing("the transaction rate row", text)
         rate = full[0][5]
         return {"THROUGHPUT": str(rate), "THROUGHPUT_UNITS": "Trans/s",
                 "TRANSACTION_RATE": str(rate), "ELAPSED_TIME": str(full[0][4])}
     full = [row for row in rows if len(row) >= 5]
     if not full:
-        raise ParseError(TOOL, "the throughput row", text)
+        raise _missing("the throughput row", text)
     units = "10^6bits/sec"
     for unit in _THROUGHPUT_UNITS:
         if unit in text:
@@ -202,7 +206,7 @@ def _number(raw, selector, text):
     try:
         return float(raw)
     except (TypeError, ValueError):
-        raise ParseError(TOOL, "a number for %s (got %r)" % (selector, raw), text)
+        raise _missing("a number for %s (got %r)" % (selector, raw), text)
 
 
 def to_metrics(test, raw, text=""):
@@ -213,7 +217,7 @@ def to_metrics(test, raw, text=""):
     rather than reported as figures.
     """
     if "THROUGHPUT" not in raw:
-        raise ParseError(TOOL, "THROUGHPUT", text)
+        raise _missing("THROUGHPUT", text)
     metrics = {}
     unit = _THROUGHPUT_UNITS.get(raw.get("THROUGHPUT_UNITS", ""),
                                  raw.get("THROUGHPUT_UNITS") or

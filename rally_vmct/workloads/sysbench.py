@@ -19,12 +19,11 @@ below is MiB. Metrics that the dialect does not print are derived from the
 printed counts and the total time; :data:`DERIVED` lists them.
 """
 
-import collections
 import re
 import shlex
 
-Metric = collections.namedtuple("Metric", ["value", "unit"])
-Metric.__doc__ = "One parsed figure, e.g. ``Metric(1234.5, 'events/s')``."
+from rally_vmct.workloads import metrics
+from rally_vmct.workloads.metrics import Metric
 
 DIALECTS = ("1.0", "0.5", "0.4")
 TESTS = ("cpu", "memory", "fileio")
@@ -64,8 +63,6 @@ for _d in ("0.4", "0.5"):
         "fsyncs_per_second", "read_mib_per_second", "written_mib_per_second"])
 del _d
 
-_HEAD_LINES = 12
-_HEAD_CHARS = 800
 _NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _SIZE_RE = re.compile(r"^[1-9]\d*[KMGT]?$")
 _VERSION_RE = re.compile(r"\bsysbench\s+v?(\d+)\.(\d+)(?:\.(\d+))?([^\s:]*)")
@@ -82,21 +79,8 @@ class ParameterError(SysbenchError):
     """A builder argument is missing, unknown or out of range."""
 
 
-class ParseError(SysbenchError):
+class ParseError(SysbenchError, metrics.ParseError):
     """sysbench output lacked a field (or reported an error)."""
-
-    def __init__(self, message, output="", field=None):
-        self.field = field
-        self.output = output
-        super().__init__("%s; output starts with:\n%s" % (message, _head(output)))
-
-
-def _head(output):
-    lines = [line for line in (output or "").splitlines() if line.strip()]
-    head = "\n".join("    " + line for line in lines[:_HEAD_LINES])
-    if len(head) > _HEAD_CHARS:
-        head = head[:_HEAD_CHARS] + " ..."
-    return head or "    (empty output)"
 
 
 # ---------------------------------------------------------------- versions

@@ -18,7 +18,8 @@ def free_port():
         return sock.getsockname()[1]
 
 
-class RealNetperfTestCase(testtools.TestCase):
+class NetserverTestCase(testtools.TestCase):
+    """Base class: a real netserver on 127.0.0.1 for the test class's lifetime."""
 
     @classmethod
     def setUpClass(cls):
@@ -44,6 +45,9 @@ class RealNetperfTestCase(testtools.TestCase):
         cls.netserver.terminate()
         cls.netserver.wait(10)
         super().tearDownClass()
+
+
+class RealNetperfTestCase(NetserverTestCase):
 
     def run_netperf(self, test, output):
         argv = netperf.build_command(test, "127.0.0.1", duration=1,
