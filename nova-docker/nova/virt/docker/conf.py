@@ -1,0 +1,74 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""The ``[docker]`` options of the Docker compute driver."""
+
+from oslo_config import cfg
+
+GROUP = 'docker'
+
+docker_group = cfg.OptGroup(
+    GROUP, title='Docker compute driver',
+    help='Options of the Docker compute driver (compute_driver = '
+         'docker.DockerDriver).')
+
+opts = [
+    cfg.StrOpt('api_url', default='unix:///var/run/docker.sock',
+               help='URL of the Docker engine API.'),
+    cfg.IntOpt('api_timeout', default=120, min=1,
+               help='Timeout in seconds of one Docker API call.'),
+    cfg.StrOpt('host_attach', default='ovs', choices=[
+                   ('ovs', 'add the host end of the veth pair to the Open '
+                           'vSwitch bridge of the port with the external ids '
+                           'Neutron needs (iface-id, attached-mac, '
+                           'iface-status, vm-uuid)'),
+                   ('linuxbridge', 'enslave the host end of the veth pair to '
+                                   'the Linux bridge of the port (tests, '
+                                   'setups without Neutron)')],
+               help='How the host end of an instance interface is attached.'),
+    cfg.StrOpt('integration_bridge', default='br-int',
+               help='Bridge used when the port binding names none.'),
+    cfg.StrOpt('ovsdb_connection',
+               help='OVSDB to talk to, passed to ovs-vsctl as --db (for '
+                    'example unix:/run/openvswitch/db.sock). Default: '
+                    'ovs-vsctl\'s own default.'),
+    cfg.IntOpt('ovs_vsctl_timeout', default=120, min=1,
+               help='Timeout in seconds of one ovs-vsctl call.'),
+    cfg.IntOpt('soft_reboot_timeout', default=60, min=0,
+               help='Seconds a soft reboot waits for the container to stop '
+                    'after SIGTERM before it is killed. The log says which '
+                    'way the container stopped.'),
+    cfg.StrOpt('cpu_limit', default='quota', choices=[
+                   ('quota', 'hard limit of flavor.vcpus CPUs (CFS quota, '
+                             'like a VM with that many vCPUs) plus CPU '
+                             'shares proportional to flavor.vcpus'),
+                   ('shares', 'CPU shares proportional to flavor.vcpus only'),
+                   ('none', 'no CPU limit')],
+               help='How flavor.vcpus limits a container.'),
+    cfg.BoolOpt('inject_key', default=True,
+                help='Write the instance key pair into '
+                     '/root/.ssh/authorized_keys of the container.'),
+    cfg.StrOpt('image_repository', default='glance',
+               help='Repository under which Glance images are cached in the '
+                    'Docker engine, as <repository>/<image id>:latest.'),
+    cfg.IntOpt('console_max_bytes', default=100 * 1024, min=1,
+               help='Most bytes of console output (container logs of the '
+                    'current boot) returned.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(docker_group)
+    conf.register_opts(opts, group=docker_group)
+
+
+def list_opts():
+    return {docker_group: opts}

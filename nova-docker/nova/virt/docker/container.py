@@ -1,0 +1,168 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Container naming, creation arguments and state mapping (pure logic)."""
+
+import datetime
+import io
+import shlex
+import tarfile
+
+from nova.compute import power_state
+
+NAME_PREFIX = 'nova-'
+LABEL_UUID = 'nova.instance_uuid'
+LABEL_NAME = 'nova.instance_name'
+LABEL_HOST = 'nova.host'
+LABEL_IMAGE = 'nova.image_id'
+LABEL_VCPUS = 'nova.flavor.vcpus'
+LABEL_MEMORY_MB = 'nova.flavor.memory_mb'
+
+MIB = 1024 * 1024
+CPU_PERIOD_NS = 10 ** 9
+
+# Docker's State.Status -> Nova power state.
+_POWER_STATES = {
+    'created': power_state.SHUTDOWN,
+    'running': power_state.RUNNING,
+    'restarting': power_state.RUNNING,
+    'paused': power_state.PAUSED,
+    'removing': power_state.SHUTDOWN,
+    'exited': power_state.SHUTDOWN,
+    'dead': power_state.CRASHED,
+}
+
+
+def container_name(instance_uuid):
+    return NAME_PREFIX + instance_uuid
+
+
+def power_state_of(state):
+    """Nova power state of a container from its State dict (docker inspect)."""
+    if not state:
+        return power_state.NOSTATE
+    return _POWER_STATES.get(state.get('Status'), power_state.NOSTATE)
+
+
+def hostname_of(instance):
+    """A valid hostname for the instance (<= 63 characters)."""
+    name = (getattr(instance, 'hostname', None) or
+            'host-%s' % instance.uuid)
+    return name[:63].rstrip('-.') or 'host-%s' % instance.uuid
+
+
+def cpu_limits(vcpus, mode):
+    """Docker create arguments that limit a container to ``vcpus`` CPUs."""
+    vcpus = max(int(vcpus or 1), 1)
+    if mode == 'none':
+        return {}
+    limits = {'cpu_shares': 1024 * vcpus}
+    if mode == 'quota':
+        limits['nano_cpus'] = vcpus * CPU_PERIOD_NS
+    return limits
+
+
+def memory_limits(memory_mb):
+    """Hard memory limit of the flavor, no swap beyond it."""
+    if not memory_mb:
+        return {}
+    limit = int(memory_mb) * MIB
+    return {'mem_limit': limit, 'memswap_limit': limit}
+
+
+def labels(instance, host, image_id):
+    flavor = instance.flavor
+    return {
+        LABEL_UUID: instance.uuid,
+        LABEL_NAME: instance.name,
+        LABEL_HOST: host,
+        LABEL_IMAGE: image_id or '',
+        LABEL_VCPUS: str(flavor.vcpus),
+        LABEL_MEMORY_MB: str(flavor.memory_mb),
+    }
+
+
+def create_kwargs(instance, image_ref, host, image_id, cpu_mode,
+                  command=None, dns=None):
+    """Keyword arguments of ``client.containers.create`` for an instance."""
+    kwargs = {
+        'image': image_ref,
+        'name': container_name(instance.uuid),
+        'hostname': hostname_of(instance),
+        'labels': labels(instance, host, image_id),
+        # Docker does no networking: Neutron ports are plugged by the driver.
+        'network_mode': 'none',
+        'detach': True,
+        'restart_policy': {'Name': 'no'},
+        'init': False,
+    }
+    if command:
+        kwargs['command'] = command
+    if dns:
+        kwargs['dns'] = list(dns)
+    kwargs.update(cpu_limits(instance.flavor.vcpus, cpu_mode))
+    kwargs.update(memory_limits(instance.flavor.memory_mb))
+    return kwargs
+
+
+def authorized_keys_tar(key_data):
+    """A tar stream holding root/.ssh/authorized_keys (extract at /)."""
+    buf = io.BytesIO()
+    data = key_data.strip().encode('utf-8') + b'\n'
+    with tarfile.open(fileobj=buf, mode='w') as tar:
+        for name in ('root', 'root/.ssh'):
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o700
+            tar.addfile(info)
+        info = tarfile.TarInfo('root/.ssh/authorized_keys')
+        info.mode = 0o600
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def file_tar(path, content, mode=0o644):
+    """A tar stream holding one file at ``path`` (relative, extract at /)."""
+    buf = io.BytesIO()
+    data = content.encode('utf-8')
+    with tarfile.open(fileobj=buf, mode='w') as tar:
+        info = tarfile.TarInfo(path.lstrip('/'))
+        info.mode = mode
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def parse_docker_time(value):
+    """Seconds since the epoch of a Docker RFC 3339 (nanosecond) time."""
+    if not value or value.startswith('0001-01-01'):
+        return None
+    value = value.rstrip('Z')
+    if '.' in value:
+        head, frac = value.split('.', 1)
+        frac = (frac + '000000')[:6]
+    else:
+        head, frac = value, '0'
+    moment = datetime.datetime.strptime(head, '%Y-%m-%dT%H:%M:%S').replace(
+        tzinfo=datetime.timezone.utc)
+    return moment.timestamp() + int(frac) / 1e6
+
+
+def command_from_image(image_meta):
+    """The os_command_line image property as an argv list, if any."""
+    props = getattr(image_meta, 'properties', None)
+    if props is None or not props.obj_attr_is_set('os_command_line'):
+        return None
+    line = props.os_command_line
+    if not line:
+        return None
+    return shlex.split(line)

@@ -1,0 +1,441 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""A Nova compute driver that runs instances as Docker containers.
+
+Successor of the retired nova-docker, for current Nova. Configure with::
+
+    [DEFAULT]
+    compute_driver = docker.DockerDriver
+
+Each instance is a container ``nova-<uuid>`` without Docker networking; its
+Neutron ports are veth pairs whose container ends live in the container's
+network namespace and whose host ends are on the integration bridge. Docker
+destroys that namespace whenever the container stops, so the interfaces are
+plugged again after every start (spawn, reboot, power on, host boot).
+"""
+
+import os
+import shutil
+import tempfile
+import time
+
+import docker
+import docker.errors
+from oslo_log import log as logging
+from oslo_utils import excutils
+from oslo_utils import units
+
+from nova.compute import task_states
+import nova.conf
+from nova import exception
+from nova.network import model as network_model
+from nova.objects import fields as obj_fields
+from nova.virt import driver
+from nova.virt import hardware
+
+from nova.virt.docker import conf as docker_conf
+from nova.virt.docker import container
+from nova.virt.docker import hostinfo
+from nova.virt.docker import images
+from nova.virt.docker import network
+from nova.virt.docker import vif as vif_plan
+
+LOG = logging.getLogger(__name__)
+CONF = nova.conf.CONF
+docker_conf.register_opts(CONF)
+
+HYPERVISOR_TYPE = obj_fields.HVType.DOCKER          # 'docker'
+VM_MODE = obj_fields.VMMode.EXE                     # containers
+SIGKILL_EXIT = 137
+
+
+class DockerEngineUnavailable(exception.NovaException):
+    msg_fmt = ('The Docker engine at %(url)s does not answer: %(reason)s. '
+               'Start dockerd (for example tools/docker/ensure-dockerd) or '
+               'fix [docker]api_url.')
+
+
+class DockerDriver(driver.ComputeDriver):
+    """Docker containers as Nova instances."""
+
+    capabilities = dict(
+        driver.ComputeDriver.capabilities,
+        # Glance images of this driver are raw docker save tarballs.
+        supports_image_type_raw=True,
+    )
+
+    def __init__(self, virtapi, client=None):
+        super(DockerDriver, self).__init__(virtapi)
+        self._client = client
+        self._image_cache = None
+        self.image_fetch = images.glance_chunks
+        self._plugger = network.Plugger(CONF.docker)
+
+    # -- plumbing ---------------------------------------------------------
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = docker.DockerClient(
+                base_url=CONF.docker.api_url, version='auto',
+                timeout=CONF.docker.api_timeout)
+        return self._client
+
+    @property
+    def image_cache(self):
+        if self._image_cache is None:
+            self._image_cache = images.ImageCache(
+                self.client, CONF.docker.image_repository,
+                fetch=lambda ctx, image_id: self.image_fetch(ctx, image_id))
+        return self._image_cache
+
+    def _inspect(self, instance):
+        """docker inspect of the instance's container or InstanceNotFound."""
+        try:
+            return self.client.api.inspect_container(
+                container.container_name(instance.uuid))
+        except docker.errors.NotFound:
+            raise exception.InstanceNotFound(instance_id=instance.uuid)
+
+    def _nova_containers(self):
+        """Low-level list entries of this host's instance containers."""
+        return self.client.api.containers(
+            all=True,
+            filters={'label': ['%s=%s' % (container.LABEL_HOST, CONF.host)]})
+
+    def _plans(self, network_info):
+        return vif_plan.plans(network_info or [],
+                              CONF.docker.integration_bridge)
+
+    # -- host ---------------------------------------------------------------
+
+    def init_host(self, host):
+        try:
+            self.client.ping()
+            version = self.client.version()
+        except Exception as e:
+            raise DockerEngineUnavailable(url=CONF.docker.api_url, reason=e)
+        tools = ['ip', 'nsenter']
+        if CONF.docker.host_attach == 'ovs':
+            tools.append('ovs-vsctl')
+        missing = [t for t in tools if shutil.which(t) is None]
+        if missing:
+            raise exception.NovaException(
+                'The Docker driver needs %s on the PATH' % ', '.join(missing))
+        LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s',
+                 {'version': version.get('Version'),
+                  'api': version.get('ApiVersion'),
+                  'url': CONF.docker.api_url})
+
+    def cleanup_host(self, host):
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+            self._image_cache = None
+
+    def get_available_nodes(self, refresh=False):
+        return [CONF.host]
+
+    def get_host_ip_addr(self):
+        return CONF.my_ip
+
+    def get_host_uptime(self):
+        with open('/proc/uptime') as f:
+            seconds = float(f.read().split()[0])
+        return 'up %d s' % seconds
+
+    def _host_facts(self):
+        info = self.client.info()
+        root = info.get('DockerRootDir') or '/var/lib/docker'
+        disk_total, disk_used, disk_free = hostinfo.disk_usage_gb(
+            root if os.path.exists(root) else '/')
+        mem = hostinfo.read_meminfo()
+        return {
+            'vcpus': int(info.get('NCPU') or os.cpu_count() or 1),
+            'memory_mb': int(info.get('MemTotal') or 0) // units.Mi,
+            'memory_mb_used': (mem.get('MemTotal', 0) -
+                               mem.get('MemAvailable', 0)) // units.Ki,
+            'disk_total': disk_total, 'disk_used': disk_used,
+            'disk_free': disk_free,
+            'version': info.get('ServerVersion') or '0',
+            'kernel': info.get('KernelVersion'),
+            'os': info.get('OperatingSystem'),
+        }
+
+    def get_available_resource(self, nodename):
+        facts = self._host_facts()
+        vcpus_used, _mem = hostinfo.usage_from_labels(
+            [c.get('Labels') or {} for c in self._nova_containers()],
+            container.LABEL_VCPUS, container.LABEL_MEMORY_MB)
+        arch = obj_fields.Architecture.from_host()
+        return {
+            'vcpus': facts['vcpus'],
+            'memory_mb': facts['memory_mb'],
+            'local_gb': facts['disk_total'],
+            'vcpus_used': vcpus_used,
+            'memory_mb_used': facts['memory_mb_used'],
+            'local_gb_used': facts['disk_used'],
+            'hypervisor_type': HYPERVISOR_TYPE,
+            'hypervisor_version': hostinfo.version_to_int(facts['version']),
+            'hypervisor_hostname': nodename or CONF.host,
+            'cpu_info': '{"arch": "%s", "features": []}' % arch,
+            'disk_available_least': facts['disk_free'],
+            'supported_instances': [(arch, HYPERVISOR_TYPE, VM_MODE)],
+            'numa_topology': None,
+        }
+
+    def update_provider_tree(self, provider_tree, nodename, allocations=None):
+        facts = self._host_facts()
+        current = provider_tree.data(nodename).inventory
+        ratios = self._get_allocation_ratios(current)
+        inventory = hostinfo.inventory(
+            facts['vcpus'], facts['memory_mb'], facts['disk_total'], ratios,
+            reserved_cpus=CONF.reserved_host_cpus,
+            reserved_memory_mb=CONF.reserved_host_memory_mb,
+            reserved_disk_gb=self._get_reserved_host_disk_gb_from_config())
+        provider_tree.update_inventory(nodename, inventory)
+
+    # -- instances: queries -------------------------------------------------
+
+    def list_instances(self):
+        return [(c.get('Labels') or {}).get(container.LABEL_NAME) or
+                c['Names'][0].lstrip('/')
+                for c in self._nova_containers()]
+
+    def list_instance_uuids(self):
+        return [(c.get('Labels') or {}).get(container.LABEL_UUID)
+                for c in self._nova_containers()
+                if (c.get('Labels') or {}).get(container.LABEL_UUID)]
+
+    def instance_exists(self, instance):
+        try:
+            self._inspect(instance)
+            return True
+        except exception.InstanceNotFound:
+            return False
+
+    def get_info(self, instance, use_cache=True):
+        attrs = self._inspect(instance)
+        return hardware.InstanceInfo(
+            state=container.power_state_of(attrs.get('State')),
+            internal_id=attrs.get('Id'))
+
+    def get_console_output(self, context, instance):
+        attrs = self._inspect(instance)
+        started = container.parse_docker_time(
+            (attrs.get('State') or {}).get('StartedAt'))
+        kwargs = {'stdout': True, 'stderr': True}
+        if started:
+            # Only the current boot: Docker keeps logs across restarts.
+            kwargs['since'] = started
+        out = self.client.api.logs(attrs['Id'], **kwargs)
+        return out[-CONF.docker.console_max_bytes:]
+
+    # -- instances: lifecycle -------------------------------------------
+
+    @staticmethod
+    def _neutron_events(network_info):
+        return [('network-vif-plugged', vif['id'])
+                for vif in network_info or []
+                if vif.get('active', True) is False and
+                vif.get('vnic_type') != network_model.VNIC_TYPE_REMOTE_MANAGED]
+
+    @staticmethod
+    def _neutron_failed_callback(event_name, instance):
+        LOG.error('Neutron reported failure on event %(event)s',
+                  {'event': event_name}, instance=instance)
+        if CONF.vif_plugging_is_fatal:
+            raise exception.VirtualInterfaceCreateException()
+
+    def spawn(self, context, instance, image_meta, injected_files,
+              admin_password, allocations, network_info=None,
+              block_device_info=None, power_on=True, accel_info=None):
+        started = time.monotonic()
+        image_ref = self.image_cache.ensure(context, image_meta)
+        plans = self._plans(network_info)
+        kwargs = container.create_kwargs(
+            instance, image_ref, CONF.host, image_meta.id,
+            CONF.docker.cpu_limit,
+            command=container.command_from_image(image_meta),
+            dns=[s for p in plans for s in p.nameservers][:3])
+        name = kwargs['name']
+        try:
+            self.client.containers.create(**kwargs)
+            if CONF.docker.inject_key and instance.key_data:
+                self.client.api.put_archive(
+                    name, '/', container.authorized_keys_tar(
+                        instance.key_data))
+            if power_on:
+                timeout = CONF.vif_plugging_timeout
+                events = self._neutron_events(network_info) if timeout else []
+                try:
+                    with self.virtapi.wait_for_instance_event(
+                            instance, events, timeout=timeout,
+                            error_callback=self._neutron_failed_callback):
+                        self._start(instance, network_info)
+                except exception.InstanceEventTimeout:
+                    if CONF.vif_plugging_is_fatal:
+                        raise exception.VirtualInterfaceCreateException()
+                    LOG.warning('Timed out waiting for network-vif-plugged; '
+                                'continuing (vif_plugging_is_fatal=False)',
+                                instance=instance)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                LOG.error('Spawning container %s failed; removing it', name,
+                          instance=instance)
+                self._remove(instance, plans)
+        LOG.info('Spawned container %(name)s in %(t).2f s',
+                 {'name': name, 't': time.monotonic() - started},
+                 instance=instance)
+
+    def _start(self, instance, network_info):
+        """Start the container and plug its interfaces into the new netns."""
+        name = container.container_name(instance.uuid)
+        self.client.api.start(name)
+        attrs = self._inspect(instance)
+        state = attrs.get('State') or {}
+        pid = state.get('Pid') or 0
+        if not state.get('Running') or pid <= 0:
+            tail = self.client.api.logs(name, tail=20)
+            raise exception.InstancePowerOnFailure(
+                reason='container %s exited at once (code %s): %s' % (
+                    name, state.get('ExitCode'),
+                    tail.decode('utf-8', 'replace').strip()))
+        self._plugger.plug(self._plans(network_info), pid, instance.uuid)
+
+    def _stop(self, instance, timeout):
+        """Stop the container; timeout 0 kills it. Returns how it stopped."""
+        name = container.container_name(instance.uuid)
+        state = self._inspect(instance).get('State') or {}
+        if state.get('Paused'):
+            self.client.api.unpause(name)
+        if not state.get('Running'):
+            return 'not-running'
+        started = time.monotonic()
+        if timeout and timeout > 0:
+            self.client.api.stop(name, timeout=int(timeout))
+            after = self._inspect(instance).get('State') or {}
+            how = ('killed after %ds' % timeout
+                   if after.get('ExitCode') == SIGKILL_EXIT else 'graceful')
+        else:
+            self.client.api.kill(name)
+            self.client.api.wait(name, condition='not-running',
+                                 timeout=CONF.docker.api_timeout)
+            how = 'killed'
+        LOG.info('Container %(name)s stopped (%(how)s) in %(t).2f s',
+                 {'name': name, 'how': how, 't': time.monotonic() - started},
+                 instance=instance)
+        return how
+
+    def reboot(self, context, instance, network_info, reboot_type,
+               block_device_info=None, bad_volumes_callback=None,
+               accel_info=None, share_info=None):
+        self._inspect(instance)
+        if reboot_type == 'SOFT':
+            how = self._stop(instance, CONF.docker.soft_reboot_timeout)
+        else:
+            how = self._stop(instance, 0)
+        try:
+            self._start(instance, network_info)
+        except Exception as e:
+            raise exception.InstanceRebootFailure(reason=str(e))
+        LOG.info('%(type)s reboot done (stop: %(how)s)',
+                 {'type': reboot_type, 'how': how}, instance=instance)
+
+    def power_off(self, instance, timeout=0, retry_interval=0):
+        self._stop(instance, timeout)
+        self._plugger.unplug(self._plans(instance.get_network_info()))
+
+    def power_on(self, context, instance, network_info,
+                 block_device_info=None, accel_info=None, share_info=None):
+        state = self._inspect(instance).get('State') or {}
+        if state.get('Paused'):
+            self.client.api.unpause(container.container_name(instance.uuid))
+        if state.get('Running'):
+            self.plug_vifs(instance, network_info)
+            return
+        self._start(instance, network_info)
+
+    def resume_state_on_host_boot(self, context, instance, network_info,
+                                  share_info, block_device_info=None):
+        self.power_on(context, instance, network_info, block_device_info)
+
+    def pause(self, instance):
+        self.client.api.pause(container.container_name(instance.uuid))
+
+    def unpause(self, instance):
+        self.client.api.unpause(container.container_name(instance.uuid))
+
+    def plug_vifs(self, instance, network_info):
+        plans = self._plans(network_info)
+        if not plans:
+            return
+        state = self._inspect(instance).get('State') or {}
+        if state.get('Running') and not self._plugger.is_plugged(plans):
+            self._plugger.plug(plans, state['Pid'], instance.uuid)
+
+    def unplug_vifs(self, instance, network_info):
+        self._plugger.unplug(self._plans(network_info))
+
+    def _remove(self, instance, plans):
+        name = container.container_name(instance.uuid)
+        try:
+            self.client.api.remove_container(name, v=True, force=True)
+        except docker.errors.NotFound:
+            LOG.warning('Container %s is already gone', name,
+                        instance=instance)
+        self._plugger.unplug(plans)
+
+    def destroy(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True, destroy_secrets=True):
+        self._remove(instance, self._plans(network_info))
+
+    def cleanup(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True, migrate_data=None, destroy_vifs=True,
+                destroy_secrets=True):
+        if destroy_vifs:
+            self._plugger.unplug(self._plans(network_info))
+
+    def snapshot(self, context, instance, image_id, update_task_state):
+        """docker commit, docker save, upload to Glance."""
+        from nova import image as nova_image
+        name = container.container_name(instance.uuid)
+        self._inspect(instance)
+        update_task_state(task_state=task_states.IMAGE_PENDING_UPLOAD)
+        repo = '%s-snapshot/%s' % (CONF.docker.image_repository,
+                                   image_id.lower())
+        self.client.api.commit(name, repository=repo, tag='latest',
+                               pause=True)
+        ref = '%s:latest' % repo
+        update_task_state(task_state=task_states.IMAGE_UPLOADING,
+                          expected_state=task_states.IMAGE_PENDING_UPLOAD)
+        workdir = tempfile.mkdtemp(prefix='docker-snapshot-',
+                                   dir=CONF.instances_path
+                                   if os.path.isdir(CONF.instances_path)
+                                   else None)
+        try:
+            path = os.path.join(workdir, 'image.tar')
+            with open(path, 'wb') as f:
+                for chunk in self.client.api.get_image(ref):
+                    f.write(chunk)
+            metadata = {'disk_format': 'raw', 'container_format': 'docker',
+                        'properties': {'img_hv_type': HYPERVISOR_TYPE}}
+            with open(path, 'rb') as f:
+                nova_image.API().update(context, image_id, metadata, f)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+            try:
+                self.client.api.remove_image(ref)
+            except docker.errors.APIError as e:
+                LOG.debug('Could not remove snapshot image %s: %s', ref, e)
+        LOG.info('Snapshot %s uploaded', image_id, instance=instance)
+

@@ -1,0 +1,92 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Host resources and the placement inventory derived from them (pure)."""
+
+import os
+
+from os_resource_classes import DISK_GB, MEMORY_MB, VCPU
+
+GIB = 1024 ** 3
+MIB = 1024 ** 2
+
+
+def meminfo(text):
+    """{'MemTotal': kB, ...} from the text of /proc/meminfo."""
+    values = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(':')
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            values[key.strip()] = int(parts[0])
+    return values
+
+
+def read_meminfo(path='/proc/meminfo'):
+    with open(path) as f:
+        return meminfo(f.read())
+
+
+def disk_usage_gb(path):
+    """(total, used, free) GiB of the filesystem holding ``path``."""
+    st = os.statvfs(path)
+    total = st.f_blocks * st.f_frsize
+    free = st.f_bavail * st.f_frsize
+    used = total - st.f_bfree * st.f_frsize
+    return total // GIB, used // GIB, free // GIB
+
+
+def inventory(vcpus, memory_mb, disk_gb, ratios, reserved_cpus,
+              reserved_memory_mb, reserved_disk_gb):
+    """Placement inventory of a Docker host.
+
+    ``ratios`` is ComputeDriver._get_allocation_ratios()'s result (keyed by
+    resource class). Reserved values come from [DEFAULT]reserved_host_*.
+    """
+    def record(total, rc, reserved):
+        total = max(int(total), 0)
+        return {
+            'total': total,
+            'min_unit': 1,
+            'max_unit': max(total, 1),
+            'step_size': 1,
+            'allocation_ratio': ratios[rc],
+            'reserved': int(reserved or 0),
+        }
+    return {
+        VCPU: record(vcpus, VCPU, reserved_cpus),
+        MEMORY_MB: record(memory_mb, MEMORY_MB, reserved_memory_mb),
+        DISK_GB: record(disk_gb, DISK_GB, reserved_disk_gb),
+    }
+
+
+def usage_from_labels(containers_labels, vcpus_label, memory_label):
+    """(vcpus, memory_mb) claimed by the flavors of the given containers."""
+    vcpus = memory = 0
+    for labels in containers_labels:
+        try:
+            vcpus += int(labels.get(vcpus_label, 0))
+            memory += int(labels.get(memory_label, 0))
+        except (TypeError, ValueError):
+            continue
+    return vcpus, memory
+
+
+def version_to_int(version):
+    """'20.10.24+dfsg1' -> 20010024 (Nova's hypervisor_version format)."""
+    core = version.split('+', 1)[0].split('-', 1)[0]
+    parts = []
+    for piece in core.split('.')[:3]:
+        digits = ''.join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    while len(parts) < 3:
+        parts.append(0)
+    return parts[0] * 1000000 + parts[1] * 1000 + parts[2]

@@ -1,0 +1,96 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Plug and unplug instance interfaces (veth pair, bridge, container netns).
+
+Runs the argv lists built by :mod:`nova.virt.docker.vif`. nova-compute must
+run as root for this driver (``ip``, ``nsenter`` and ``ovs-vsctl`` are run
+directly, never through a shell).
+"""
+
+import os
+
+from oslo_concurrency import processutils
+from oslo_log import log as logging
+
+from nova.virt.docker import vif as vif_plan
+
+LOG = logging.getLogger(__name__)
+
+
+def execute(cmd, check=True):
+    LOG.debug('Running %s', cmd)
+    out, _err = processutils.execute(
+        *cmd, check_exit_code=[0] if check else False)
+    return out
+
+
+def device_exists(name):
+    return os.path.exists('/sys/class/net/%s' % name)
+
+
+class Plugger(object):
+    """Plugs VifPlans; ``conf`` is the ``[docker]`` option group."""
+
+    def __init__(self, conf, run=execute, exists=device_exists):
+        self.conf = conf
+        self._run = run
+        self._exists = exists
+
+    def _attach(self, p, instance_uuid):
+        if self.conf.host_attach == 'ovs':
+            self._run(vif_plan.ovs_attach_command(
+                p, instance_uuid, db=self.conf.ovsdb_connection,
+                timeout=self.conf.ovs_vsctl_timeout))
+        else:
+            self._run(vif_plan.linuxbridge_attach_command(p))
+
+    def _detach(self, p):
+        if self.conf.host_attach == 'ovs':
+            self._run(vif_plan.ovs_detach_command(
+                p, db=self.conf.ovsdb_connection,
+                timeout=self.conf.ovs_vsctl_timeout), check=False)
+
+    def is_plugged(self, plans):
+        """True when every host end exists (it dies with the netns)."""
+        return bool(plans) and all(self._exists(p.host_dev) for p in plans)
+
+    def plug(self, plans, netns_pid, instance_uuid):
+        """Plug every interface into the netns of process netns_pid."""
+        prefix = vif_plan.netns_prefix(netns_pid)
+        for index, p in enumerate(plans):
+            if self._exists(p.host_dev):
+                # Left over from a netns that is gone: start clean.
+                self._run(['ip', 'link', 'del', p.host_dev], check=False)
+            if self._exists(p.peer_dev):
+                self._run(['ip', 'link', 'del', p.peer_dev], check=False)
+            cmds = vif_plan.veth_commands(p, netns_pid)
+            self._run(cmds[0])
+            try:
+                self._run(cmds[1])
+                self._attach(p, instance_uuid)
+                self._run(cmds[2])
+                for cmd in vif_plan.container_commands(p, first=index == 0):
+                    self._run(prefix + cmd)
+            except Exception:
+                self._run(['ip', 'link', 'del', p.host_dev], check=False)
+                raise
+            LOG.debug('Plugged port %(port)s as %(host)s <-> %(ifname)s',
+                      {'port': p.port_id, 'host': p.host_dev,
+                       'ifname': p.ifname})
+
+    def unplug(self, plans):
+        """Remove host ends and bridge ports; tolerates missing pieces."""
+        for p in plans:
+            self._detach(p)
+            for dev in (p.host_dev, p.peer_dev):
+                if self._exists(dev):
+                    self._run(['ip', 'link', 'del', dev], check=False)

@@ -1,0 +1,215 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Interface plans and the commands that plug them (pure logic, no I/O).
+
+An instance interface is a veth pair: the host end (``tap...``, Nova's device
+name for the port) goes to the integration bridge, the peer is moved into the
+container's network namespace, renamed ``eth<N>`` and given the port's MAC,
+MTU, addresses and routes. Every command is an argv list: nothing here is ever
+joined into a shell command line.
+"""
+
+import dataclasses
+import ipaddress
+
+# Linux interface names hold 15 characters; Nova uses 14 (tap + 11).
+NIC_NAME_LEN = 14
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    cidr: str
+    gateway: str
+
+
+@dataclasses.dataclass(frozen=True)
+class VifPlan:
+    """Everything needed to plug one Neutron port into a container."""
+
+    port_id: str
+    mac: str
+    bridge: str
+    host_dev: str
+    peer_dev: str
+    ifname: str
+    mtu: int | None = None
+    addresses: tuple = ()          # 'address/prefixlen'
+    gateways: tuple = ()           # one per IP version, first interface only
+    routes: tuple = ()             # extra subnet routes
+    nameservers: tuple = ()
+
+
+def host_dev_name(port_id, devname=None):
+    """Host end name: Nova's devname for the port, else tap + port id."""
+    return (devname or ('tap' + port_id))[:NIC_NAME_LEN]
+
+
+def peer_dev_name(port_id):
+    """Temporary name of the container end while it is in the host netns."""
+    return ('vns' + port_id)[:NIC_NAME_LEN]
+
+
+def _subnets(vif):
+    network = vif.get('network') or {}
+    return network.get('subnets') or []
+
+
+def plan(vif, index, default_bridge, with_gateway=True):
+    """Build the VifPlan of a nova.network.model.VIF (or an equal dict).
+
+    :param index: position of the VIF in network_info: eth<index>.
+    :param with_gateway: add default routes (only the first interface that
+        has a gateway for an IP version gets the default route).
+    """
+    port_id = vif['id']
+    network = vif.get('network') or {}
+    details = vif.get('details') or {}
+    bridge = (network.get('bridge') or details.get('bridge_name') or
+              default_bridge)
+    meta = network.get('meta') or {}
+    mtu = meta.get('mtu')
+    addresses, gateways, routes, dns = [], [], [], []
+    seen_versions = set()
+    for subnet in _subnets(vif):
+        cidr = subnet.get('cidr')
+        if not cidr:
+            continue
+        net = ipaddress.ip_network(cidr, strict=False)
+        for ip in subnet.get('ips') or []:
+            addresses.append('%s/%d' % (ip['address'], net.prefixlen))
+        gateway = (subnet.get('gateway') or {}).get('address')
+        if gateway and with_gateway and net.version not in seen_versions:
+            gateways.append(gateway)
+            seen_versions.add(net.version)
+        for route in subnet.get('routes') or []:
+            gw = (route.get('gateway') or {}).get('address')
+            if route.get('cidr') and gw:
+                routes.append(Route(route['cidr'], gw))
+        for server in subnet.get('dns') or []:
+            if server.get('address') and server['address'] not in dns:
+                dns.append(server['address'])
+    return VifPlan(
+        port_id=port_id,
+        mac=vif['address'],
+        bridge=bridge,
+        host_dev=host_dev_name(port_id, vif.get('devname')),
+        peer_dev=peer_dev_name(port_id),
+        ifname='eth%d' % index,
+        mtu=int(mtu) if mtu else None,
+        addresses=tuple(addresses),
+        gateways=tuple(gateways),
+        routes=tuple(routes),
+        nameservers=tuple(dns))
+
+
+def plans(network_info, default_bridge):
+    """VifPlans of all VIFs; default routes from the first one per family."""
+    result = []
+    versions = set()
+    for index, vif in enumerate(network_info or []):
+        p = plan(vif, index, default_bridge)
+        fams = {ipaddress.ip_address(g).version for g in p.gateways}
+        keep = tuple(g for g in p.gateways
+                     if ipaddress.ip_address(g).version not in versions)
+        versions |= fams
+        if keep != p.gateways:
+            p = dataclasses.replace(p, gateways=keep)
+        result.append(p)
+    return result
+
+
+def _mtu_args(p):
+    return ['mtu', str(p.mtu)] if p.mtu else []
+
+
+def veth_commands(p, netns_pid):
+    """Create the veth pair in the host netns and move the peer away."""
+    return [
+        ['ip', 'link', 'add', p.host_dev] + _mtu_args(p) +
+        ['type', 'veth', 'peer', 'name', p.peer_dev] + _mtu_args(p),
+        ['ip', 'link', 'set', p.peer_dev, 'netns', str(int(netns_pid))],
+        ['ip', 'link', 'set', p.host_dev, 'up'],
+    ]
+
+
+def ovs_vsctl_prefix(db=None, timeout=120):
+    cmd = ['ovs-vsctl', '--timeout=%d' % int(timeout)]
+    if db:
+        cmd.append('--db=%s' % db)
+    return cmd
+
+
+def ovs_attach_command(p, instance_uuid, db=None, timeout=120):
+    """Add the host end to the OVS bridge with Neutron's external ids."""
+    cmd = ovs_vsctl_prefix(db, timeout) + [
+        '--', '--if-exists', 'del-port', p.host_dev,
+        '--', 'add-port', p.bridge, p.host_dev,
+        '--', 'set', 'Interface', p.host_dev,
+        'external_ids:iface-id=%s' % p.port_id,
+        'external_ids:iface-status=active',
+        'external_ids:attached-mac=%s' % p.mac,
+        'external_ids:vm-uuid=%s' % instance_uuid]
+    if p.mtu:
+        cmd.append('mtu_request=%d' % p.mtu)
+    return cmd
+
+
+def ovs_detach_command(p, db=None, timeout=120):
+    return ovs_vsctl_prefix(db, timeout) + [
+        '--', '--if-exists', 'del-port', p.bridge, p.host_dev]
+
+
+def linuxbridge_attach_command(p):
+    return ['ip', 'link', 'set', p.host_dev, 'master', p.bridge]
+
+
+def netns_prefix(netns_pid):
+    """Run a command in the network namespace of process netns_pid."""
+    return ['nsenter', '--net=/proc/%d/ns/net' % int(netns_pid), '--']
+
+
+def container_commands(p, first=True):
+    """Configure the peer inside the container netns (without the prefix)."""
+    cmds = []
+    if first:
+        cmds.append(['ip', 'link', 'set', 'lo', 'up'])
+    cmds.append(['ip', 'link', 'set', p.peer_dev, 'name', p.ifname])
+    cmds.append(['ip', 'link', 'set', p.ifname, 'address', p.mac] +
+                _mtu_args(p))
+    for address in p.addresses:
+        cmd = ['ip', 'addr', 'add', address, 'dev', p.ifname]
+        if ipaddress.ip_interface(address).version == 6:
+            cmd.append('nodad')  # no 1-2 s duplicate address detection wait
+        cmds.append(cmd)
+    cmds.append(['ip', 'link', 'set', p.ifname, 'up'])
+    for gateway in p.gateways:
+        family = '-%d' % ipaddress.ip_address(gateway).version
+        cmds.append(['ip', family, 'route', 'replace', 'default', 'via',
+                     gateway, 'dev', p.ifname])
+    for route in p.routes:
+        family = '-%d' % ipaddress.ip_network(route.cidr,
+                                              strict=False).version
+        cmds.append(['ip', family, 'route', 'replace', route.cidr, 'via',
+                     route.gateway, 'dev', p.ifname])
+    return cmds
+
+
+def resolv_conf(network_plans):
+    """/etc/resolv.conf content from the subnets' DNS servers, or None."""
+    servers = []
+    for p in network_plans:
+        for server in p.nameservers:
+            if server not in servers:
+                servers.append(server)
+    if not servers:
+        return None
+    return ''.join('nameserver %s\n' % s for s in servers[:3])

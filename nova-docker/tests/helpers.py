@@ -1,0 +1,73 @@
+"""Nova objects for the driver tests (instances, network info, images)."""
+
+import uuid
+
+from nova import context as nova_context
+from nova.network import model as network_model
+from nova import objects
+from nova.tests.unit import fake_instance
+
+objects.register_all()
+
+
+def context():
+    return nova_context.RequestContext('fake-user', 'fake-project',
+                                      is_admin=False)
+
+
+def flavor(vcpus=1, memory_mb=256):
+    return objects.Flavor(id=1, name='m1.vmct', memory_mb=memory_mb,
+                          vcpus=vcpus, root_gb=1, ephemeral_gb=0,
+                          flavorid='1', swap=0, rxtx_factor=1.0,
+                          vcpu_weight=1, disabled=False, is_public=True,
+                          extra_specs={}, projects=[])
+
+
+def instance(ctx=None, key_data=None, hostname='vmct-test', vcpus=1,
+             memory_mb=256, network_info=None, **updates):
+    inst = fake_instance.fake_instance_obj(
+        ctx or context(), uuid=str(uuid.uuid4()), hostname=hostname,
+        key_data=key_data, flavor=flavor(vcpus, memory_mb), **updates)
+    inst.info_cache = objects.InstanceInfoCache(
+        network_info=network_model.NetworkInfo(network_info or []))
+    inst.obj_reset_changes(recursive=True)
+    return inst
+
+
+def image_meta(image_id=None, container_format='docker', **props):
+    data = {'id': image_id or str(uuid.uuid4()), 'name': 'vmct-workload',
+            'container_format': container_format, 'disk_format': 'raw',
+            'status': 'active', 'properties': props}
+    return objects.ImageMeta.from_dict(data)
+
+
+def vif(port_id=None, mac='fa:16:3e:00:00:01', address='192.0.2.10',
+        cidr='192.0.2.0/24', gateway='192.0.2.1', bridge='br-int', mtu=1400,
+        active=True, routes=(), dns=(), v6=None):
+    """A nova.network.model.VIF with one IPv4 (and optional IPv6) subnet."""
+    port_id = port_id or str(uuid.uuid4())
+    subnets = [network_model.Subnet(
+        cidr=cidr,
+        ips=[network_model.FixedIP(address=address)],
+        gateway=network_model.IP(address=gateway) if gateway else None,
+        routes=[network_model.Route(
+            cidr=r[0], gateway=network_model.IP(address=r[1]))
+            for r in routes],
+        dns=[network_model.IP(address=d) for d in dns])]
+    if v6:
+        subnets.append(network_model.Subnet(
+            cidr=v6[0], ips=[network_model.FixedIP(address=v6[1])],
+            gateway=network_model.IP(address=v6[2]) if v6[2] else None))
+    network = network_model.Network(
+        id=str(uuid.uuid4()), bridge=bridge, label='vmct-net',
+        subnets=subnets)
+    if mtu:
+        network['meta']['mtu'] = mtu
+    return network_model.VIF(
+        id=port_id, address=mac, network=network,
+        type=network_model.VIF_TYPE_OVS,
+        devname=('tap' + port_id)[:network_model.NIC_NAME_LEN],
+        vnic_type=network_model.VNIC_TYPE_NORMAL,
+        details={'port_filter': True, 'ovs_hybrid_plug': False,
+                 'datapath_type': 'netdev', 'bridge_name': bridge},
+        active=active)
