@@ -47,6 +47,13 @@ KEK_WORKLOADS = (
     {"netperf": "TCP_RR", "duration": 10},
 )
 
+
+def default_workloads(with_network=True):
+    """The KEK workloads, without netperf when there is no peer to measure against."""
+    return [dict(item) for item in KEK_WORKLOADS
+            if with_network or "netperf" not in item]
+
+
 Step = collections.namedtuple("Step", ["command", "line", "parsed", "always"])
 Step.__doc__ = """One shell command of a workload.
 

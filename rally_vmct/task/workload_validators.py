@@ -1,0 +1,52 @@
+"""Task validators for the benchmark scenarios' ``workloads`` argument."""
+
+from rally.common import validation
+
+from rally_vmct.workloads import plan as plan_lib
+
+
+@validation.configure(name="vmct_workloads")
+class WorkloadsValidator(validation.Validator):
+    """The ``workloads`` list names known tools, tests and parameters.
+
+    :param param_name: scenario argument holding the list
+    :param peer_param: argument that must be set when a netperf workload is
+        listed (None: the scenario provides a peer itself)
+    """
+
+    def __init__(self, param_name="workloads", peer_param=None):
+        super().__init__()
+        self.param_name = param_name
+        self.peer_param = peer_param
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        args = (config or {}).get("args", {})
+        if self.param_name not in args:
+            return  # the scenario's default plan is valid by construction
+        try:
+            workloads = plan_lib.parse_plan(args[self.param_name])
+        except plan_lib.PlanError as e:
+            self.fail("Invalid argument '%s': %s" % (self.param_name, e))
+        if (self.peer_param and "netperf" in plan_lib.needed_tools(workloads)
+                and not args.get(self.peer_param)):
+            self.fail("Argument '%s' lists netperf workloads, so '%s' must name the "
+                      "netserver peer, e.g. {host: 10.0.0.2, control_port: 12865, "
+                      "data_port: 12866}" % (self.param_name, self.peer_param))
+
+
+@validation.configure(name="vmct_non_empty_list")
+class NonEmptyListValidator(validation.Validator):
+    """A list argument has at least one item (JSON schema minItems for typed args).
+
+    :param param_name: scenario argument that must be a non-empty list
+    """
+
+    def __init__(self, param_name):
+        super().__init__()
+        self.param_name = param_name
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        value = (config or {}).get("args", {}).get(self.param_name)
+        if not isinstance(value, list) or not value:
+            self.fail("Argument '%s' must be a non-empty list, got %r"
+                      % (self.param_name, value))

@@ -1,0 +1,117 @@
+"""VMCT.native_benchmark through the real ``rally task start``.
+
+A real sshd on a loopback port is the "bare-metal host"; netserver is started by the
+scenario itself over SSH (netperf_peer.ssh) on another free loopback port. Rally runs
+with its own DB in a temp dir and an empty env: no cloud involved.
+"""
+
+import json
+import os
+import subprocess
+
+import testtools
+
+from tests.functional import rally_home
+from tests.functional import sshd
+
+
+def write_task(path, args, times=2, concurrency=1):
+    task = {"version": 2, "title": "native", "subtasks": [{
+        "title": "native baseline",
+        "workloads": [{"scenario": {"VMCT.native_benchmark": args},
+                       "runner": {"constant": {"times": times,
+                                               "concurrency": concurrency}},
+                       "sla": {"failure_rate": {"max": 0}}}]}]}
+    with open(path, "w") as f:
+        json.dump(task, f)
+    return path
+
+
+class NativeBenchmarkTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.home = self.useFixture(rally_home.RallyHome())
+        self.home.rally("env", "create", "--name", "native")
+        self.server = self.useFixture(sshd.SSHServer())
+        self.netserver_port = sshd.free_port()
+        self.addCleanup(self.stop_netserver)
+
+    def stop_netserver(self):
+        subprocess.run(["pkill", "-f", "netserver -p %d" % self.netserver_port])
+
+    def host(self):
+        return {"host": self.server.host, "port": self.server.port,
+                "user": self.server.user, "key_file": self.server.key_file}
+
+    def test_kek_style_plan_runs_and_reports(self):
+        args = {
+            "hosts": [self.host()],
+            "workloads": [
+                {"sysbench": "cpu", "max_prime": 2000, "time": 1},
+                {"sysbench": "memory", "block_size": "1K", "oper": "read",
+                 "total_size": "64M", "time": 1},
+                {"sysbench": "fileio", "test_mode": "rndrd", "block_size": "4K",
+                 "total_size": "8M", "num": 2, "time": 1},
+                {"netperf": "TCP_RR", "duration": 1}],
+            "netperf_peer": {"host": "127.0.0.1", "control_port": self.netserver_port,
+                             "data_port": sshd.free_port(), "ssh": self.host()},
+        }
+        task = write_task(os.path.join(self.home.path, "task.json"), args)
+        proc = self.home.rally("task", "start", task)
+        self.assertIn("Task", proc.stdout)
+
+        (workload,) = self.home.workloads()
+        iterations = workload["data"]
+        self.assertEqual(2, len(iterations))
+        for iteration in iterations:
+            self.assertEqual([], iteration["error"])
+            charts = {c["title"]: dict(c["data"]) for c in iteration["output"]["additive"]}
+            cpu = charts["native: sysbench cpu [events/s]"]["events_per_second"]
+            self.assertGreater(cpu, 10)
+            self.assertGreater(
+                charts["native: sysbench memory read [MiB/s]"]["mib_per_second"], 1)
+            self.assertGreater(
+                charts["native: sysbench fileio rndrd [reads/s]"]["reads_per_second"], 1)
+            self.assertGreater(
+                charts["native: netperf TCP_RR [trans/s]"]["transaction_rate"], 100)
+            actions = [a["name"] for a in iteration["atomic_actions"]]
+            self.assertEqual(["vmct.start_netserver", "vmct.sysbench_cpu",
+                              "vmct.sysbench_memory_read", "vmct.sysbench_fileio_rndrd",
+                              "vmct.netperf_tcp_rr"], actions)
+            facts = dict(next(c for c in iteration["output"]["complete"]
+                              if c["title"] == "native: instance facts")["data"]["rows"])
+            self.assertEqual("1.0", facts["sysbench dialect"])
+
+        report = os.path.join(self.home.path, "report.html")
+        self.home.rally("task", "report", "--out", report)
+        with open(report) as f:
+            html = f.read()
+        self.assertIn("native: sysbench cpu [events/s]", html)
+        self.assertIn("vmct.sysbench_fileio_rndrd", html)
+
+    def test_refused_login_fails_the_iteration_clearly(self):
+        other_key = self.useFixture(sshd.SSHServer()).key_file
+        args = {"hosts": [dict(self.host(), key_file=other_key)],
+                "workloads": [{"sysbench": "cpu", "time": 1}]}
+        task = write_task(os.path.join(self.home.path, "task.json"), args, times=1)
+        proc = self.home.rally("task", "start", task, check=False)
+        self.assertEqual(2, proc.returncode, proc.stdout)  # SLA failure_rate
+        (workload,) = self.home.workloads()
+        error = " ".join(workload["data"][0]["error"])
+        self.assertIn("Cannot connect to root@127.0.0.1:%d" % self.server.port, error)
+
+    def test_validate_rejects_bad_workloads_naming_the_argument(self):
+        cases = [
+            ({"hosts": [self.host()], "workloads": [{"sysbench": "oltp"}]},
+             "Invalid argument 'workloads': workloads[0]: sysbench test 'oltp'"),
+            ({"hosts": [self.host()], "workloads": [{"netperf": "TCP_RR"}]},
+             "'netperf_peer' must name the netserver peer"),
+            ({"hosts": []}, "Argument 'hosts' must be a non-empty list"),
+            ({"hosts": [dict(self.host(), keyfile="/x")]}, "keyfile"),
+        ]
+        for args, message in cases:
+            task = write_task(os.path.join(self.home.path, "bad.json"), args)
+            proc = self.home.rally("task", "validate", task, check=False)
+            self.assertNotEqual(0, proc.returncode, proc.stdout)
+            self.assertIn(message, proc.stdout)

@@ -1,0 +1,64 @@
+"""Workload results become charts in plan order; failures keep raw output."""
+
+import testtools
+
+from rally_vmct.task import benchmark_report
+from rally_vmct.workloads import metrics
+from rally_vmct.workloads import plan
+from rally_vmct.workloads import runner
+
+
+class FakeScenario(object):
+    def __init__(self):
+        self.additive = []
+        self.complete = []
+
+    def add_output(self, additive=None, complete=None):
+        if additive:
+            self.additive.append(additive)
+        if complete:
+            self.complete.append(complete)
+
+
+def result(item, metric_values=None, error=None, outputs=()):
+    res = runner.WorkloadResult(plan.parse_plan([item])[0])
+    res.metrics = metric_values or {}
+    res.error = error
+    res.outputs = list(outputs)
+    return res
+
+
+class ReportTestCase(testtools.TestCase):
+
+    def test_one_chart_per_unit_in_metric_order(self):
+        cpu = result({"sysbench": "cpu"}, {
+            "events_per_second": metrics.Metric(900.5, "events/s"),
+            "latency_avg": metrics.Metric(1.1, "ms"),
+            "latency_p95": metrics.Metric(1.4, "ms")})
+        scenario = FakeScenario()
+        benchmark_report.report(scenario, "docker", {"vcpus": 2}, "1.0", [cpu], "instance a")
+        self.assertEqual(["docker: sysbench cpu [events/s]", "docker: sysbench cpu [ms]"],
+                         [c["title"] for c in scenario.additive])
+        self.assertEqual([["latency_avg", 1.1], ["latency_p95", 1.4]],
+                         scenario.additive[1]["data"])
+        self.assertEqual("StatsTable", scenario.additive[0]["chart_plugin"])
+        table = scenario.complete[0]["data"]
+        self.assertEqual(["sysbench cpu", "events_per_second", 900.5, "events/s"],
+                         table["rows"][0])
+        facts = dict(scenario.complete[1]["data"]["rows"])
+        self.assertEqual("1.0", facts["sysbench dialect"])
+        self.assertEqual("instance a", facts["where"])
+
+    def test_failure_raises_after_adding_raw_output(self):
+        ok = result({"sysbench": "cpu"}, {"events_per_second": metrics.Metric(1, "events/s")})
+        bad = result({"netperf": "TCP_RR"}, error="netperf TCP_RR run exited 255: refused",
+                     outputs=[("netperf -H x", 255, "establish control: refused\n", "")])
+        scenario = FakeScenario()
+        error = self.assertRaises(benchmark_report.WorkloadsFailed, benchmark_report.report,
+                                  scenario, "kvm", {}, None, [ok, bad], "instance b")
+        self.assertIn("1 of 2 workloads failed on instance b", str(error))
+        self.assertIn("refused", str(error))
+        raw = scenario.complete[-1]
+        self.assertEqual("kvm: netperf TCP_RR raw output (failed)", raw["title"])
+        self.assertEqual("TextArea", raw["chart_plugin"])
+        self.assertIn("establish control: refused", raw["data"])
