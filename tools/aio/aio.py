@@ -1,0 +1,147 @@
+"""openstacksdk helpers for tools/aio (one process instead of dozens of CLI calls).
+
+Run with the AIO venv python and the admin credentials in the environment (admin-openrc):
+  identity                      service project, users, roles, services, endpoints
+  resources                     flavor vmct.tiny, shared flat network vmct-net (+ subnet)
+  compute-up HOST               exit 0 when nova-compute on HOST reports up
+  agent-alive HOST TYPE         exit 0 when the neutron agent TYPE on HOST is alive
+  aggregate AZ HOST             aggregate AZ with availability zone AZ holding HOST
+  hypervisor-ready HOST         exit 0 when HOST's hypervisor has a placement provider
+  network-id                    print the id of vmct-net
+  inventory                     print JSON: servers, ports, keypairs, security groups, images,
+                                projects, users (for leak checks)
+"""
+
+import json
+import os
+import sys
+
+import openstack
+
+NET_NAME = "vmct-net"
+NET_CIDR = "10.77.0.0/24"
+POOL = ("10.77.0.100", "10.77.0.250")
+FLAVORS = {"vmct.tiny": dict(ram=256, vcpus=1, disk=1)}
+SERVICES = (  # name, type, url, service user
+    ("placement", "placement", "http://127.0.0.1:8778", "placement"),
+    ("glance", "image", "http://127.0.0.1:9292", "glance"),
+    ("nova", "compute", "http://127.0.0.1:8774/v2.1", "nova"),
+    ("neutron", "network", "http://127.0.0.1:9696", "neutron"),
+)
+
+
+def connect():
+    return openstack.connect(
+        auth_url=os.environ["OS_AUTH_URL"], username=os.environ["OS_USERNAME"],
+        password=os.environ["OS_PASSWORD"], project_name=os.environ["OS_PROJECT_NAME"],
+        user_domain_name="Default", project_domain_name="Default",
+        region_name="RegionOne")
+
+
+def identity(conn):
+    idn = conn.identity
+    svc = idn.find_project("service") or idn.create_project(name="service", domain_id="default")
+    roles = {r.name: r for r in idn.roles()}
+    for name, typ, url, user in SERVICES:
+        password = os.environ["%s_PASS" % user.upper()]
+        u = idn.find_user(user)
+        if u is None:
+            u = idn.create_user(name=user, password=password, domain_id="default")
+        else:
+            idn.update_user(u, password=password)
+        for r in ("admin", "service"):
+            idn.assign_project_role_to_user(svc, u, roles[r])
+        s = idn.find_service(name) or idn.create_service(name=name, type=typ)
+        have = {e.interface for e in idn.endpoints(service_id=s.id)}
+        for itf in ("public", "internal", "admin"):
+            if itf not in have:
+                idn.create_endpoint(service_id=s.id, interface=itf, url=url, region_id="RegionOne")
+
+
+def resources(conn):
+    for name, spec in FLAVORS.items():
+        if not conn.compute.find_flavor(name):
+            conn.compute.create_flavor(name=name, is_public=True, **spec)
+    net = conn.network.find_network(NET_NAME)
+    if net is None:
+        # flat on physnet1 = untagged on br-ex, where the access namespace has its port;
+        # no gateway: guests reach only their own subnet (nothing is routed anywhere)
+        net = conn.network.create_network(
+            name=NET_NAME, shared=True, provider_network_type="flat",
+            provider_physical_network="physnet1")
+    if not list(conn.network.subnets(network_id=net.id)):
+        conn.network.create_subnet(
+            network_id=net.id, name=NET_NAME + "-subnet", ip_version=4, cidr=NET_CIDR,
+            gateway_ip=None, enable_dhcp=True,
+            allocation_pools=[{"start": POOL[0], "end": POOL[1]}])
+
+
+def compute_up(conn, host):
+    return any(s.state == "up" and s.status == "enabled"
+               for s in conn.compute.services(binary="nova-compute", host=host))
+
+
+def agent_alive(conn, host, agent_type):
+    return any(a.is_alive for a in conn.network.agents(host=host, agent_type=agent_type))
+
+
+def aggregate(conn, az, host):
+    agg = conn.compute.find_aggregate(az)
+    if agg is None:
+        agg = conn.compute.create_aggregate(name=az, availability_zone=az)
+    if host not in (agg.hosts or []):
+        conn.compute.add_host_to_aggregate(agg, host)
+
+
+def hypervisor_ready(conn, host):
+    # the hypervisor is named after the machine's hostname, the service after nova's `host`
+    for h in conn.compute.hypervisors(details=True):
+        if (h.service_details or {}).get("host") == host and h.status == "enabled":
+            return any(True for _ in conn.placement.resource_providers(name=h.name))
+    return False
+
+
+def inventory(conn):
+    return {
+        "servers": [dict(id=s.id, name=s.name, status=s.status)
+                    for s in conn.compute.servers(all_projects=True)],
+        "ports": [dict(id=p.id, name=p.name, device_owner=p.device_owner,
+                       project_id=p.project_id, network_id=p.network_id)
+                  for p in conn.network.ports()],
+        "keypairs": [k.name for k in conn.compute.keypairs()],
+        "security_groups": [dict(id=g.id, name=g.name, project_id=g.project_id)
+                            for g in conn.network.security_groups()],
+        "images": [dict(id=i.id, name=i.name, owner=i.owner_id) for i in conn.image.images()],
+        "projects": [dict(id=p.id, name=p.name) for p in conn.identity.projects()],
+        "users": [u.name for u in conn.identity.users()],
+        "networks": [dict(id=n.id, name=n.name) for n in conn.network.networks()],
+    }
+
+
+def main(argv):
+    cmd, args = argv[1], argv[2:]
+    conn = connect()
+    if cmd == "identity":
+        identity(conn)
+    elif cmd == "resources":
+        resources(conn)
+    elif cmd == "compute-up":
+        return 0 if compute_up(conn, args[0]) else 1
+    elif cmd == "agent-alive":
+        return 0 if agent_alive(conn, args[0], args[1]) else 1
+    elif cmd == "aggregate":
+        aggregate(conn, args[0], args[1])
+    elif cmd == "hypervisor-ready":
+        return 0 if hypervisor_ready(conn, args[0]) else 1
+    elif cmd == "network-id":
+        print(conn.network.find_network(NET_NAME).id)
+    elif cmd == "inventory":
+        json.dump(inventory(conn), sys.stdout, indent=1)
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,26 @@
+# nova-compute with the libvirt driver, QEMU in TCG mode (this kind of machine has no usable KVM:
+# /dev/kvm only runs special PVM guest kernels). Set VMCT_AIO_VIRT_TYPE=kvm where KVM works.
+COMPUTES+=(qemu)
+compute_qemu_host=$AIO_HOST            # shares the main OVS agent
+compute_qemu_az=qemu
+compute_qemu_enabled() { [ "${VMCT_AIO_QEMU:-1}" = 1 ]; }
+compute_qemu_prepare() { start_libvirt; }
+compute_qemu_overlay() {
+    cat <<EOF
+[DEFAULT]
+compute_driver = libvirt.LibvirtDriver
+vif_plugging_is_fatal = true
+vif_plugging_timeout = 120
+# the guest reads its SSH key from the config drive (no metadata service in the AIO)
+force_config_drive = true
+config_drive_format = iso9660
+mkisofs_cmd = genisoimage
+[libvirt]
+virt_type = ${VMCT_AIO_VIRT_TYPE:-qemu}
+cpu_mode = none
+connection_uri = $LIBVIRT_URI
+# soft reboot = ACPI shutdown, then a hard reboot after this many seconds; our guest handles
+# ACPI in about a second, so a short timeout only shortens the fallback for guests that do not
+wait_soft_reboot_seconds = 20
+EOF
+}

@@ -1,0 +1,104 @@
+# Shared helpers for tools/aio (sourced, not executed).
+# State lives in $VMCT_AIO_DIR (default /var/tmp/vmct-aio):
+#   venv/ etc/ data/ logs/ pids/ bin/ images/ secrets.env admin-openrc task-args.yaml rally/
+AIO_TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VMCT_ROOT=${VMCT_ROOT:-$(cd "$AIO_TOOLS/../.." && pwd)}
+export VMCT_AIO_DIR=${VMCT_AIO_DIR:-/var/tmp/vmct-aio}
+S=$VMCT_AIO_DIR
+VENV=$S/venv
+AIO_HOST=vmct-aio                  # neutron host (DHCP agent + main OVS agent)
+ACCESS_NS=vmct-access              # the only place instance addresses are reachable from
+NET_NAME=vmct-net                  # shared flat provider network for instances
+NET_CIDR=10.77.0.0/24
+ACCESS_IP=10.77.0.2                # outside the Neutron allocation pool (.100-.250)
+LIBVIRT_URI=qemu:///system
+export PATH=$S/bin:$VENV/bin:/usr/local/sbin:/usr/sbin:/sbin:$PATH
+export PYTHONWARNINGS="ignore::DeprecationWarning"
+export OS_CLOUD=                   # never pick up a user's clouds.yaml entry by accident
+
+_now_ms() { local t=${EPOCHREALTIME/./}; echo $(( t / 1000 )); }
+export _T0_MS=${_T0_MS:-$(_now_ms)}
+log() {
+    local d=$(( $(_now_ms) - _T0_MS ))
+    printf '[aio %s +%d.%ds] %s\n' "$(date +%T)" $((d / 1000)) $((d % 1000 / 100)) "$*"
+}
+die() { log "ERROR: $*" >&2; exit 1; }
+
+# wait_for DESCRIPTION TIMEOUT_S COMMAND...: poll every 0.5 s
+wait_for() {
+    local what=$1 timeout=$2; shift 2
+    local end=$(( $(date +%s) + timeout ))
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s)" -lt "$end" ] || { log "timeout ($timeout s) waiting for $what"; return 1; }
+        sleep 0.5
+    done
+}
+http_up() { curl -s -o /dev/null --max-time 2 "$1"; }
+
+pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+pidfile_alive() { [ -f "$S/pids/$1.pid" ] && pid_alive "$(cat "$S/pids/$1.pid")"; }
+
+# stop_pid PID: SIGTERM, SIGKILL after 10 s (eventlet services sometimes ignore TERM and
+# keep their sockets, e.g. the OVS agent's 127.0.0.1:6633 OpenFlow listener).
+stop_pid() {
+    local p=$1 i
+    pid_alive "$p" || return 0
+    kill "$p" 2>/dev/null || return 0
+    for i in $(seq 1 20); do pid_alive "$p" || return 0; sleep 0.5; done
+    log "pid $p ignored SIGTERM for 10 s: SIGKILL"
+    kill -9 "$p" 2>/dev/null || true
+}
+stop_svc() {
+    local f=$S/pids/$1.pid
+    [ -f "$f" ] && stop_pid "$(cat "$f")"
+    rm -f "$f" "$S/pids/$1.hash"
+}
+
+# write_if_changed FILE < content: returns 0 when the file was (re)written
+write_if_changed() {
+    local f=$1 tmp
+    tmp=$(mktemp "$f.XXXX")
+    cat > "$tmp"
+    if [ -f "$f" ] && cmp -s "$tmp" "$f"; then rm -f "$tmp"; return 1; fi
+    mv "$tmp" "$f"; chmod 640 "$f"; return 0
+}
+
+# start_svc NAME "CONFIG FILES" CMD...: starts CMD in the background (own session, logs in
+# logs/NAME.out) unless a process recorded for NAME is alive and its config files are unchanged
+# since it was started; a changed config restarts it.
+start_svc() {
+    local name=$1 cfgs=$2; shift 2
+    local hash
+    hash=$( { echo "$*"; for f in $cfgs; do cat "$f"; done; } | sha256sum | cut -c1-16)
+    if pidfile_alive "$name"; then
+        [ "$(cat "$S/pids/$name.hash" 2>/dev/null)" = "$hash" ] && return 0
+        log "$name: configuration changed, restarting"
+        stop_svc "$name"
+    fi
+    setsid "$@" >>"$S/logs/$name.out" 2>&1 < /dev/null 9>&- &
+    echo $! > "$S/pids/$name.pid"
+    echo "$hash" > "$S/pids/$name.hash"
+    STARTED+=("$name")
+}
+STARTED=()
+
+# start_uwsgi NAME PORT MODULE "CONFIG FILES" [extra uwsgi args]: one WSGI API on 127.0.0.1.
+# "Connection: close": keystoneauth otherwise reuses sockets that uwsgi's http-socket resets.
+start_uwsgi() {
+    local name=$1 port=$2 mod=$3 cfgs=$4; shift 4
+    start_svc "$name" "$cfgs" "$VENV/bin/uwsgi" --http-socket "127.0.0.1:$port" --module "$mod" \
+        --virtualenv "$VENV" --master --processes 1 --threads 4 --enable-threads --die-on-term \
+        --lazy-apps --buffer-size 65535 --add-header "Connection: close" --need-app \
+        --disable-logging "$@"
+}
+
+load_secrets() {
+    [ -f "$S/secrets.env" ] || return 1
+    # shellcheck disable=SC1091
+    set -a; . "$S/secrets.env"; set +a
+}
+admin_env() {
+    load_secrets || die "no $S/secrets.env: run tools/aio/up first"
+    # shellcheck disable=SC1091
+    . "$S/admin-openrc"
+}

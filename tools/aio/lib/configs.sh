@@ -1,0 +1,209 @@
+# Service configuration files under $S/etc (sourced by tools/aio/up). Deterministic for a given
+# secrets.env, written only when their content changes (so a second `up` restarts nothing).
+
+ks_auth() { # SECTION USER PASSWORD: keystone password auth section
+    cat <<EOF
+[$1]
+auth_url = http://127.0.0.1:5000/v3
+auth_type = password
+project_domain_name = Default
+user_domain_name = Default
+project_name = service
+username = $2
+password = $3
+region_name = RegionOne
+EOF
+}
+
+db_url() { echo "mysql+pymysql://os:$DB_PASS@127.0.0.1/$1?charset=utf8"; }
+rabbit_url() { echo "rabbit://openstack:$RABBIT_PASS@127.0.0.1:5672/"; }
+
+# copy_rootwrap PROJECT: rootwrap.conf with the venv first in exec_dirs
+copy_rootwrap() {
+    local p=$1
+    mkdir -p "$S/etc/$p"
+    rm -rf "$S/etc/$p/rootwrap.d"; cp -r "$VENV/etc/$p/rootwrap.d" "$S/etc/$p/"
+    sed -e "s#^filters_path=.*#filters_path=$S/etc/$p/rootwrap.d#" \
+        -e "s#^exec_dirs=#exec_dirs=$VENV/bin,#" "$VENV/etc/$p/rootwrap.conf" \
+        | write_if_changed "$S/etc/$p/rootwrap.conf" || true
+}
+
+write_keystone_conf() {
+    mkdir -p "$S/etc/keystone"
+    write_if_changed "$S/etc/keystone/keystone.conf" <<EOF || true
+[DEFAULT]
+log_file = $S/logs/keystone.log
+[database]
+connection = $(db_url keystone)
+[token]
+provider = fernet
+[fernet_tokens]
+key_repository = $S/data/keystone/fernet-keys
+[fernet_receipts]
+key_repository = $S/data/keystone/fernet-keys
+[credential]
+key_repository = $S/data/keystone/credential-keys
+EOF
+}
+
+write_placement_conf() {
+    mkdir -p "$S/etc/placement"
+    { cat <<EOF
+[DEFAULT]
+log_file = $S/logs/placement.log
+[placement_database]
+connection = $(db_url placement)
+[api]
+auth_strategy = keystone
+EOF
+      ks_auth keystone_authtoken placement "$PLACEMENT_PASS"; } | write_if_changed "$S/etc/placement/placement.conf" || true
+}
+
+write_glance_conf() {
+    mkdir -p "$S/etc/glance" "$S/data/glance/"{images,staging,tasks}
+    cp "$VENV/etc/glance/glance-api-paste.ini" "$S/etc/glance/"
+    { cat <<EOF
+[DEFAULT]
+log_file = $S/logs/glance-api.log
+enabled_backends = file:file
+[database]
+connection = $(db_url glance)
+[glance_store]
+default_backend = file
+[file]
+filesystem_store_datadir = $S/data/glance/images
+[os_glance_staging_store]
+filesystem_store_datadir = $S/data/glance/staging
+[os_glance_tasks_store]
+filesystem_store_datadir = $S/data/glance/tasks
+[paste_deploy]
+flavor = keystone
+EOF
+      ks_auth keystone_authtoken glance "$GLANCE_PASS"; } | write_if_changed "$S/etc/glance/glance-api.conf" || true
+}
+
+# nova.conf: shared by api, conductor, scheduler and every nova-compute; each compute adds its
+# own overlay file (etc/nova/compute-NAME.conf, see computes.d/).
+write_nova_conf() {
+    mkdir -p "$S/etc/nova" "$S/data/nova/locks"
+    cp "$VENV/etc/nova/api-paste.ini" "$S/etc/nova/"
+    copy_rootwrap nova
+    { cat <<EOF
+[DEFAULT]
+transport_url = $(rabbit_url)
+host = $AIO_HOST
+my_ip = 127.0.0.1
+rootwrap_config = $S/etc/nova/rootwrap.conf
+state_path = $S/data/nova
+[wsgi]
+api_paste_config = $S/etc/nova/api-paste.ini
+[api_database]
+connection = $(db_url nova_api)
+[database]
+connection = $(db_url nova)
+[conductor]
+workers = 1
+[scheduler]
+workers = 1
+discover_hosts_in_cells_interval = -1
+[oslo_concurrency]
+lock_path = $S/data/nova/locks
+[vnc]
+enabled = false
+[glance]
+region_name = RegionOne
+EOF
+      ks_auth keystone_authtoken nova "$NOVA_PASS"
+      ks_auth service_user nova "$NOVA_PASS"; echo "send_service_user_token = true"
+      ks_auth placement placement "$PLACEMENT_PASS"
+      ks_auth neutron neutron "$NEUTRON_PASS"; echo "service_metadata_proxy = false"
+    } | write_if_changed "$S/etc/nova/nova.conf" || true
+}
+
+NEUTRON_CFGS="$S/etc/neutron/neutron.conf $S/etc/neutron/plugins/ml2/ml2_conf.ini"
+write_neutron_conf() {
+    mkdir -p "$S/etc/neutron/plugins/ml2" "$S/data/neutron/locks"
+    cp "$VENV/etc/neutron/api-paste.ini" "$S/etc/neutron/"
+    copy_rootwrap neutron
+    { cat <<EOF
+[DEFAULT]
+core_plugin = ml2
+service_plugins =
+auth_strategy = keystone
+transport_url = $(rabbit_url)
+host = $AIO_HOST
+state_path = $S/data/neutron
+api_paste_config = $S/etc/neutron/api-paste.ini
+rpc_workers = 1
+rpc_state_report_workers = 1
+notify_nova_on_port_status_changes = true
+notify_nova_on_port_data_changes = true
+[database]
+connection = $(db_url neutron)
+[oslo_concurrency]
+lock_path = $S/data/neutron/locks
+[agent]
+root_helper =
+report_interval = 10
+EOF
+      ks_auth keystone_authtoken neutron "$NEUTRON_PASS"
+      ks_auth nova nova "$NOVA_PASS"; } | write_if_changed "$S/etc/neutron/neutron.conf" || true
+    # Security groups stay enabled in the API (Rally's allow_ssh context creates rules) but are
+    # not enforced: firewall_driver = noop. Isolation comes from the network layout instead.
+    write_if_changed "$S/etc/neutron/plugins/ml2/ml2_conf.ini" <<EOF || true
+[ml2]
+type_drivers = flat,vlan
+tenant_network_types = vlan
+mechanism_drivers = openvswitch
+extension_drivers = port_security
+[ml2_type_flat]
+flat_networks = physnet1
+[ml2_type_vlan]
+network_vlan_ranges = physnet1:100:200
+[securitygroup]
+enable_security_group = true
+firewall_driver = noop
+EOF
+    # veth pairs instead of OVS internal ports: with the netdev datapath internal ports are taps
+    # that OVS re-creates in the root namespace after an ovs-vswitchd restart (DHCP dies).
+    write_if_changed "$S/etc/neutron/dhcp_agent.ini" <<EOF || true
+[DEFAULT]
+interface_driver = openvswitch
+ovs_use_veth = true
+dhcp_driver = neutron.agent.linux.dhcp.Dnsmasq
+enable_isolated_metadata = false
+[ovs]
+ovsdb_connection = tcp:127.0.0.1:6640
+EOF
+    write_ovs_agent_conf "$S/etc/neutron/openvswitch_agent.ini" "$AIO_HOST" br-int br-ex 6633
+}
+
+# write_ovs_agent_conf FILE HOST INTEGRATION_BRIDGE PHYS_BRIDGE OPENFLOW_PORT
+# No OVS kernel module on this kind of machine: userspace datapath (netdev).
+write_ovs_agent_conf() {
+    write_if_changed "$1" <<EOF || true
+[DEFAULT]
+host = $2
+[ovs]
+datapath_type = netdev
+integration_bridge = $3
+bridge_mappings = physnet1:$4
+ovsdb_connection = tcp:127.0.0.1:6640
+of_listen_address = 127.0.0.1
+of_listen_port = $5
+[agent]
+tunnel_types =
+[securitygroup]
+enable_security_group = true
+firewall_driver = noop
+EOF
+}
+
+write_all_configs() {
+    write_keystone_conf
+    write_placement_conf
+    write_glance_conf
+    write_nova_conf
+    write_neutron_conf
+    write_compute_configs
+}

@@ -1,0 +1,115 @@
+# Infrastructure: MariaDB, RabbitMQ, Open vSwitch (userspace), libvirt. Data under $S/data,
+# every daemon bound to loopback (or a unix socket), PIDs in $S/pids.
+
+MYSQL_SOCK=$S/run/mysqld.sock
+mysql_root() { mysql --socket="$MYSQL_SOCK" -uroot "$@"; }
+
+start_mariadb() {
+    mkdir -p "$S/run" "$S/data"
+    chown mysql:mysql "$S/run"
+    if [ ! -d "$S/data/mysql/mysql" ]; then
+        mkdir -p "$S/data/mysql"; chown mysql:mysql "$S/data/mysql"
+        mariadb-install-db --user=mysql --datadir="$S/data/mysql" --skip-test-db \
+            >"$S/logs/mariadb-install.log" 2>&1 || die "mariadb-install-db failed"
+    fi
+    start_svc mariadb "" /usr/sbin/mariadbd --user=mysql --datadir="$S/data/mysql" \
+        --socket="$MYSQL_SOCK" --pid-file="$S/run/mariadbd.pid" --bind-address=127.0.0.1 --port=3306 \
+        --skip-name-resolve --max-connections=1000 --innodb-buffer-pool-size=128M \
+        --log-error="$S/logs/mariadb.log"
+    wait_for "MariaDB" 60 mysqladmin --socket="$MYSQL_SOCK" ping || die "MariaDB did not start"
+}
+
+rabbit_env() {
+    export HOME=$S/data/rabbitmq RABBITMQ_NODENAME=rabbit@localhost RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+        RABBITMQ_NODE_PORT=5672 RABBITMQ_DIST_PORT=25672 ERL_EPMD_ADDRESS=127.0.0.1 \
+        RABBITMQ_MNESIA_BASE=$S/data/rabbitmq/mnesia RABBITMQ_LOG_BASE=$S/logs/rabbitmq \
+        RABBITMQ_ENABLED_PLUGINS_FILE=$S/data/rabbitmq/enabled_plugins \
+        RABBITMQ_CONFIG_FILE=$S/data/rabbitmq/rabbitmq \
+        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+}
+rabbitmqctl_() ( rabbit_env; /usr/lib/rabbitmq/bin/rabbitmqctl -n rabbit@localhost "$@" )
+
+start_rabbitmq() {
+    mkdir -p "$S/data/rabbitmq" "$S/logs/rabbitmq"
+    [ -f "$S/data/rabbitmq/enabled_plugins" ] || echo "[]." > "$S/data/rabbitmq/enabled_plugins"
+    [ -f "$S/data/rabbitmq/rabbitmq.conf" ] || echo "listeners.tcp.default = 127.0.0.1:5672" \
+        > "$S/data/rabbitmq/rabbitmq.conf"
+    local had_epmd=; pgrep -x epmd >/dev/null && had_epmd=1
+    ( rabbit_env; start_svc rabbitmq "" /usr/lib/rabbitmq/bin/rabbitmq-server )
+    wait_for "RabbitMQ" 120 rabbitmqctl_ await_startup || die "RabbitMQ did not start"
+    [ -n "$had_epmd" ] || [ -f "$S/pids/epmd.pid" ] || pgrep -x epmd | head -1 > "$S/pids/epmd.pid"
+    if ! rabbitmqctl_ list_users 2>/dev/null | grep -q '^openstack'; then
+        rabbitmqctl_ add_user openstack "$RABBIT_PASS" >/dev/null
+        rabbitmqctl_ set_permissions openstack ".*" ".*" ".*" >/dev/null
+    fi
+}
+
+OVS_RUN=/var/run/openvswitch
+start_ovs() {
+    mkdir -p "$OVS_RUN" "$S/data/ovs"
+    [ -f "$S/data/ovs/conf.db" ] || ovsdb-tool create "$S/data/ovs/conf.db" /usr/share/openvswitch/vswitch.ovsschema
+    if ! pidfile_alive ovsdb-server; then
+        ovsdb-server "$S/data/ovs/conf.db" --remote=punix:$OVS_RUN/db.sock --remote=ptcp:6640:127.0.0.1 \
+            --pidfile="$S/pids/ovsdb-server.pid" --detach -vconsole:off --log-file="$S/logs/ovsdb-server.log" 9>&-
+        ovs-vsctl --no-wait init
+    fi
+    # userspace TSO => vnet headers on tap/AF_PACKET ports; without it guest TCP gets bad checksums
+    ovs-vsctl --no-wait set Open_vSwitch . other_config:userspace-tso-enable=true
+    if ! pidfile_alive ovs-vswitchd; then
+        ovs-vswitchd unix:$OVS_RUN/db.sock --pidfile="$S/pids/ovs-vswitchd.pid" --detach \
+            -vconsole:off --log-file="$S/logs/ovs-vswitchd.log" 9>&-
+    fi
+    wait_for "ovs-vswitchd" 30 ovs-vsctl --timeout=2 show || die "OVS did not start"
+    ovs-vsctl --may-exist add-br br-ex -- set bridge br-ex datapath_type=netdev
+}
+
+start_libvirt() {
+    # libvirt probes QEMU as root but re-validates KVM as libvirt-qemu: with /dev/kvm root:root 0600
+    # its capability cache flip-flops and every domain define re-probes QEMU (~60 s). Do what udev
+    # would: group kvm, mode 660. (QEMU still runs TCG here: virt_type = qemu.)
+    if [ -e /dev/kvm ]; then chgrp kvm /dev/kvm && chmod 660 /dev/kvm; fi
+    # never let libvirt's NAT network (virbr0, a routed private range) come up
+    rm -f /etc/libvirt/qemu/networks/autostart/default.xml
+    mkdir -p /var/run/libvirt
+    if ! pidfile_alive virtlogd; then
+        /usr/sbin/virtlogd -d -p "$S/pids/virtlogd.pid" 9>&-
+    fi
+    if ! pidfile_alive libvirtd; then
+        /usr/sbin/libvirtd -d -p "$S/pids/libvirtd.pid" 9>&-
+    fi
+    wait_for "libvirtd" 60 virsh -c "$LIBVIRT_URI" version || die "libvirtd did not start"
+}
+
+# One-time database creation and schema sync. A marker file records success; without it the
+# databases are dropped and recreated (a half-done earlier run leaves nothing behind).
+init_databases() {
+    [ -f "$S/data/.db_initialized" ] && return 0
+    log "creating databases and syncing schemas (about 40 s)"
+    local db
+    for db in keystone placement glance nova_api nova nova_cell0 neutron; do
+        mysql_root -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
+    done
+    mysql_root -e "CREATE USER IF NOT EXISTS 'os'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
+                   ALTER USER 'os'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
+                   GRANT ALL ON *.* TO 'os'@'127.0.0.1'; FLUSH PRIVILEGES;"
+    (
+        set -e
+        local K=(--config-file "$S/etc/keystone/keystone.conf") N=(--config-file "$S/etc/nova/nova.conf")
+        mkdir -p "$S/data/keystone/fernet-keys" "$S/data/keystone/credential-keys"
+        keystone-manage "${K[@]}" db_sync
+        keystone-manage "${K[@]}" fernet_setup --keystone-user root --keystone-group root
+        keystone-manage "${K[@]}" credential_setup --keystone-user root --keystone-group root
+        keystone-manage "${K[@]}" bootstrap --bootstrap-password "$ADMIN_PASS" \
+            --bootstrap-region-id RegionOne --bootstrap-admin-url http://127.0.0.1:5000/v3/ \
+            --bootstrap-internal-url http://127.0.0.1:5000/v3/ --bootstrap-public-url http://127.0.0.1:5000/v3/
+        placement-manage --config-file "$S/etc/placement/placement.conf" db sync
+        glance-manage --config-file "$S/etc/glance/glance-api.conf" db_sync
+        nova-manage "${N[@]}" api_db sync
+        nova-manage "${N[@]}" cell_v2 map_cell0
+        nova-manage "${N[@]}" cell_v2 create_cell --name=cell1
+        nova-manage "${N[@]}" db sync
+        # shellcheck disable=SC2086
+        neutron-db-manage $(for f in $NEUTRON_CFGS; do echo --config-file "$f"; done) upgrade head
+    ) >"$S/logs/dbinit.log" 2>&1 || die "database init failed, see $S/logs/dbinit.log"
+    touch "$S/data/.db_initialized"
+}

@@ -1,0 +1,88 @@
+# Debian packages and the pinned OpenStack venv (sourced by tools/aio/up).
+
+AIO_DEBS=(
+    mariadb-server rabbitmq-server                    # databases + message bus
+    openvswitch-switch                                # OVS userspace datapath (no kernel module)
+    libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86 qemu-utils
+    dnsmasq-base dnsmasq-utils                        # neutron DHCP agent
+    genisoimage                                       # nova config drive (ISO 9660)
+    iproute2 iptables ipset conntrack ethtool         # neutron agents
+    netcat-openbsd curl cpio                          # proxy-command, health checks, images
+    libvirt-dev pkg-config gcc            # libvirt-python and uwsgi build from sdist
+)
+# OpenStack services + clients; versions come from tools/aio/constraints.txt
+AIO_PIP=(keystone openstack-placement glance nova neutron python-openstackclient osc-placement
+         openstacksdk uwsgi PyMySQL libvirt-python)
+
+install_debs() {
+    local missing=() p
+    for p in "${AIO_DEBS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "apt-get install ${missing[*]} (about 40 s)"
+    apt-get update -qq >"$S/logs/apt.log" 2>&1 || die "apt-get update failed, see $S/logs/apt.log"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+        >>"$S/logs/apt.log" 2>&1 || die "apt-get install failed, see $S/logs/apt.log"
+}
+
+install_venv() {
+    local stamp py=${VMCT_AIO_PYTHON:-python3}
+    stamp=$( { cat "$AIO_TOOLS/constraints.txt"; echo "${AIO_PIP[*]}"; } | sha256sum | cut -c1-16)
+    [ -x "$VENV/bin/nova-compute" ] && [ "$(cat "$VENV/.vmct-stamp" 2>/dev/null)" = "$stamp" ] && return 0
+    log "pip install OpenStack into $VENV (about 3 min the first time)"
+    [ -x "$VENV/bin/python" ] || "$py" -m venv "$VENV"
+    "$VENV/bin/pip" install -q -U pip setuptools wheel >"$S/logs/pip.log" 2>&1
+    "$VENV/bin/pip" install -q -c "$AIO_TOOLS/constraints.txt" "${AIO_PIP[@]}" >>"$S/logs/pip.log" 2>&1 \
+        || die "pip install failed, see $S/logs/pip.log"
+    echo "$stamp" > "$VENV/.vmct-stamp"
+}
+
+# oslo.privsep and rootwrap hard-code "sudo ..."; everything already runs as root, and a real
+# sudo's secure_path would not find the venv's entry points. A shim first in PATH strips options.
+install_sudo_shim() {
+    mkdir -p "$S/bin"
+    write_if_changed "$S/bin/sudo" <<'SHIM' || true
+#!/bin/sh
+# tools/aio sudo shim: we are root already; drop sudo options, run the command
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -u|-g|-C|-D|-h|-p|-r|-t|-U) shift 2 ;;
+        --) shift; break ;;
+        -*) shift ;;
+        *) break ;;
+    esac
+done
+exec "$@"
+SHIM
+    chmod 755 "$S/bin/sudo"
+}
+
+# Passwords are generated once, kept in the state dir (mode 600), never in the repo.
+ensure_secrets() {
+    [ -f "$S/secrets.env" ] && return 0
+    umask 077
+    {
+        local v
+        for v in ADMIN DB RABBIT KEYSTONE_SVC PLACEMENT GLANCE NOVA NEUTRON; do
+            echo "${v}_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"
+        done
+    } > "$S/secrets.env"
+    umask 022
+}
+
+write_openrc() {
+    write_if_changed "$S/admin-openrc" <<EOF || true
+# source me: admin credentials of the vmct all-in-one cloud
+export OS_AUTH_URL=http://127.0.0.1:5000/v3
+export OS_USERNAME=admin
+export OS_PASSWORD=$ADMIN_PASS
+export OS_PROJECT_NAME=admin
+export OS_USER_DOMAIN_NAME=Default
+export OS_PROJECT_DOMAIN_NAME=Default
+export OS_IDENTITY_API_VERSION=3
+export OS_REGION_NAME=RegionOne
+export OS_INTERFACE=public
+EOF
+    chmod 600 "$S/admin-openrc"
+}

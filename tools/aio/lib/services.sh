@@ -1,0 +1,133 @@
+# OpenStack services (sourced by tools/aio/up). Order matters: keystone and the service users
+# must exist before nova-conductor starts (it exits on a 401 from placement).
+
+aio_py() { "$VENV/bin/python" "$AIO_TOOLS/aio.py" "$@"; }
+
+start_keystone() {
+    start_uwsgi keystone 5000 keystone.wsgi.api:application "$S/etc/keystone/keystone.conf" \
+        --env "OS_KEYSTONE_CONFIG_DIR=$S/etc/keystone"
+    wait_for "keystone" 120 http_up http://127.0.0.1:5000/v3 || die "keystone did not answer"
+    aio_py identity || die "identity bootstrap failed"
+}
+
+start_apis() {
+    start_uwsgi placement 8778 placement.wsgi.api:application "$S/etc/placement/placement.conf" \
+        --env "OS_PLACEMENT_CONFIG_DIR=$S/etc/placement"
+    start_uwsgi glance-api 9292 glance.wsgi.api:application "$S/etc/glance/glance-api.conf" \
+        --env "OS_GLANCE_CONFIG_DIR=$S/etc/glance"
+    start_uwsgi nova-api 8774 nova.wsgi.osapi_compute:application "$S/etc/nova/nova.conf" \
+        --env "OS_NOVA_CONFIG_DIR=$S/etc/nova"
+    start_uwsgi neutron-api 9696 neutron.wsgi.api:application "$NEUTRON_CFGS" \
+        --env "OS_NEUTRON_CONFIG_DIR=$S/etc/neutron" \
+        --env "OS_NEUTRON_CONFIG_FILES=neutron.conf;plugins/ml2/ml2_conf.ini"
+}
+
+neutron_args() { local f; for f in $NEUTRON_CFGS "$@"; do printf -- '--config-file\n%s\n' "$f"; done; }
+
+start_neutron_agents() {
+    local nargs; mapfile -t nargs < <(neutron_args)
+    # the uwsgi API does not serve RPC: rpc-server and periodic workers are separate processes
+    start_svc neutron-rpc-server "$NEUTRON_CFGS" neutron-rpc-server "${nargs[@]}" \
+        --log-file "$S/logs/neutron-rpc-server.log"
+    start_svc neutron-periodic-workers "$NEUTRON_CFGS" neutron-periodic-workers "${nargs[@]}" \
+        --log-file "$S/logs/neutron-periodic-workers.log"
+    start_ovs_agent neutron-ovs-agent "$S/etc/neutron/openvswitch_agent.ini"
+    start_svc neutron-dhcp-agent "$NEUTRON_CFGS $S/etc/neutron/dhcp_agent.ini" neutron-dhcp-agent \
+        --config-file "$S/etc/neutron/neutron.conf" --config-file "$S/etc/neutron/dhcp_agent.ini" \
+        --log-file "$S/logs/neutron-dhcp-agent.log"
+}
+
+start_ovs_agent() { # NAME INI
+    start_svc "$1" "$S/etc/neutron/neutron.conf $2" neutron-openvswitch-agent \
+        --config-file "$S/etc/neutron/neutron.conf" --config-file "$2" --log-file "$S/logs/$1.log"
+}
+
+wait_apis() {
+    local p
+    for p in 8778 9292 8774 9696; do
+        wait_for "API on 127.0.0.1:$p" 120 http_up "http://127.0.0.1:$p/" || die "API on port $p did not answer"
+    done
+}
+
+start_nova_control() {
+    start_svc nova-conductor "$S/etc/nova/nova.conf" nova-conductor \
+        --config-file "$S/etc/nova/nova.conf" --log-file "$S/logs/nova-conductor.log"
+    start_svc nova-scheduler "$S/etc/nova/nova.conf" nova-scheduler \
+        --config-file "$S/etc/nova/nova.conf" --log-file "$S/logs/nova-scheduler.log"
+}
+
+# ------------------------------------------------------------------ compute services
+# Every file in computes.d/ registers one nova-compute service by appending its NAME to COMPUTES
+# and defining, for that NAME:
+#   compute_NAME_host     nova (and neutron binding) host name
+#   compute_NAME_az       availability zone (an aggregate of the same name holds the host)
+#   compute_NAME_enabled  function: return 0 when this compute can run here
+#   compute_NAME_prepare  function: start what the driver needs (e.g. libvirtd)
+#   compute_NAME_overlay  function: print the nova.conf overlay (loaded after nova.conf)
+# A compute whose host differs from $AIO_HOST gets its own OVS agent with its own integration
+# and physical bridges; the physical bridge is patched to br-ex so all hosts share physnet1.
+COMPUTES=()
+load_computes() {
+    local f
+    for f in "$AIO_TOOLS"/computes.d/*.sh; do
+        # shellcheck disable=SC1090
+        . "$f"
+    done
+}
+compute_var() { local v="compute_$1_$2"; echo "${!v}"; }
+enabled_computes() { local c; for c in "${COMPUTES[@]}"; do "compute_${c}_enabled" && echo "$c"; done; }
+
+write_compute_configs() {
+    local c i=0 host
+    for c in $(enabled_computes); do
+        i=$((i + 1))
+        host=$(compute_var "$c" host)
+        mkdir -p "$S/data/nova-$c/instances" "$S/data/nova-$c/locks"
+        { "compute_${c}_overlay"
+          cat <<EOF
+[DEFAULT]
+host = $host
+state_path = $S/data/nova-$c
+instances_path = $S/data/nova-$c/instances
+[oslo_concurrency]
+lock_path = $S/data/nova-$c/locks
+EOF
+        } | write_if_changed "$S/etc/nova/compute-$c.conf" || true
+        if [ "$host" != "$AIO_HOST" ]; then
+            write_ovs_agent_conf "$S/etc/neutron/openvswitch_agent-$c.ini" "$host" "br-int-$c" "br-ex-$c" $((6633 + i))
+        fi
+    done
+}
+
+start_computes() {
+    local c host
+    for c in $(enabled_computes); do
+        host=$(compute_var "$c" host)
+        "compute_${c}_prepare"
+        if [ "$host" != "$AIO_HOST" ]; then
+            ovs-vsctl --may-exist add-br "br-ex-$c" -- set bridge "br-ex-$c" datapath_type=netdev \
+                -- --may-exist add-port br-ex "patch-ex-$c" -- set interface "patch-ex-$c" type=patch options:peer="patch-$c-ex" \
+                -- --may-exist add-port "br-ex-$c" "patch-$c-ex" -- set interface "patch-$c-ex" type=patch options:peer="patch-ex-$c"
+            start_ovs_agent "neutron-ovs-agent-$c" "$S/etc/neutron/openvswitch_agent-$c.ini"
+        fi
+        start_svc "nova-compute-$c" "$S/etc/nova/nova.conf $S/etc/nova/compute-$c.conf" nova-compute \
+            --config-file "$S/etc/nova/nova.conf" --config-file "$S/etc/nova/compute-$c.conf" \
+            --log-file "$S/logs/nova-compute-$c.log"
+    done
+}
+
+# Wait for each compute service to report up (matched by --host: two rows otherwise), map hosts
+# into cell1, put each host into its AZ aggregate.
+register_computes() {
+    local c host
+    for c in $(enabled_computes); do
+        host=$(compute_var "$c" host)
+        wait_for "nova-compute $host up" 300 aio_py compute-up "$host" || die "nova-compute $host not up, see $S/logs/nova-compute-$c.log"
+        wait_for "OVS agent on $host" 120 aio_py agent-alive "$host" "Open vSwitch agent" || die "OVS agent on $host not alive"
+    done
+    nova-manage --config-file "$S/etc/nova/nova.conf" cell_v2 discover_hosts >>"$S/logs/dbinit.log" 2>&1
+    for c in $(enabled_computes); do
+        aio_py aggregate "$(compute_var "$c" az)" "$(compute_var "$c" host)"
+        wait_for "hypervisor $(compute_var "$c" host) in placement" 120 aio_py hypervisor-ready "$(compute_var "$c" host)"
+    done
+}
