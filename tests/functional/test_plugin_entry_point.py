@@ -45,3 +45,12 @@ class EntryPointTestCase(testtools.TestCase):
                               text=True, timeout=120)
         self.assertNotEqual(0, proc.returncode, proc.stdout)
         self.assertIn("poll_interval", proc.stdout)
+
+    def test_rally_lists_package_plugins(self):
+        home = self.useFixture(rally_home.RallyHome())
+        proc = home.rally("plugin", "list", "--name", "VMCT")
+        self.assertIn("VMCT.native_benchmark", proc.stdout)
+        self.assertNotIn("Failed to load plugins", proc.stdout)
+        proc = home.rally("plugin", "show", "VMCT.native_benchmark")
+        # Rally shows the docstring's first line as the title.
+        self.assertIn("Run sysbench and netperf over SSH on existing hosts", proc.stdout)
