@@ -48,7 +48,7 @@ class EntryPointTestCase(testtools.TestCase):
 
     def test_rally_lists_package_plugins(self):
         home = self.useFixture(rally_home.RallyHome())
-        proc = home.rally("plugin", "list", "--name", "VMCT")
+        proc = home.rally("plugin", "list", "VMCT")
         self.assertIn("VMCT.native_benchmark", proc.stdout)
         self.assertNotIn("Failed to load plugins", proc.stdout)
         proc = home.rally("plugin", "show", "VMCT.native_benchmark")
