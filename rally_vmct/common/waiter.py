@@ -201,6 +201,23 @@ class Pacer:
         self.last_error = None
         self._last_start = None
 
+    def before_action(self):
+        """Wait until an action request (reboot, delete...) may be sent."""
+        if self._last_start is not None:
+            pause = self._last_start + self.gap - self.clock.monotonic()
+            if pause > 0:
+                self.clock.sleep(pause)
+
+    def sent(self):
+        """Count an action request sent after :meth:`before_action`.
+
+        The next poll is not delayed, so that the state right after the action
+        (e.g. the task state the API set) is seen at once: the only time two
+        requests about one server come closer than the gap.
+        """
+        self.requests += 1
+        self._last_start = None
+
     def _wait_turn(self):
         if self._last_start is not None:
             pause = self._last_start + self.gap - self.clock.monotonic()
@@ -249,6 +266,7 @@ class ServerWaiter:
         self.server_id = server_id
         self.not_found = not_found
         self.state = None
+        self.last_server = None
         self.transitions = []
         self.polls = 0
         self._last_sent = None
@@ -265,6 +283,8 @@ class ServerWaiter:
         """One GET (paced): ``(ServerState, sent, received)``; records changes."""
         server, sent, received = self.pacer.call(self._fetch, deadline, what)
         self.polls += 1
+        if server is not None:
+            self.last_server = server
         state = ServerState.of(server)
         previous = self.state
         since = self._last_sent if self._last_sent is not None else sent

@@ -96,6 +96,9 @@ class FakeServerRecord:
         self.steps.extend((start + d, s, t, p) for d, s, t, p in script)
         request_id = "req-%d" % next(self.nova.request_ids)
         end = start + script[-1][0]
+        if script[-1][1] == "ERROR":
+            self.fault = self.nova.fault
+            result = "Error"
         self.actions.append({"action": action, "request_id": request_id, "start": start,
                              "events": [] if hide_events else
                              [{"event": EVENTS[action], "start": start + 0.01,
@@ -174,10 +177,7 @@ class FakeServers:
                                   dict(kwargs, image=image, flavor=flavor))
         self.records[server_id] = record
         self.created.append(record)
-        record.play(self.nova.scripts["create"], "create",
-                    result="Error" if self.nova.scripts["create"][-1][1] == "ERROR" else "Success")
-        if self.nova.scripts["create"][-1][1] == "ERROR":
-            record.fault = self.nova.fault
+        record.play(self.nova.scripts["create"], "create")
         server = FakeServer(record, record.state())
         server.request_ids = [record.actions[-1]["request_id"]]
         return server
@@ -274,3 +274,39 @@ class FakeClients:
 
     def nova(self, version=None):
         return self._nova
+
+
+class FakeProbe:
+    """A probe that succeeds ``delay`` s after the server last became ACTIVE."""
+
+    what = "fake probe"
+
+    def __init__(self, nova, server_id, delay):
+        self.nova, self.server_id, self.delay = nova, server_id, delay
+        self.checks = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def check(self):
+        self.checks += 1
+        record = self.nova.servers.records[self.server_id]
+        now = self.nova.clock.now
+        since = None
+        for when, status, task_state, _ in record.steps:
+            if when > now:
+                break
+            if status == "ACTIVE" and task_state is None:
+                since = when if since is None else since
+            else:
+                since = None
+        restarts = [a["start"] for a in record.actions
+                    if a["action"] in ("create", "reboot", "start") and a["start"] <= now]
+        if since is not None and restarts:
+            since = max(since, max(restarts))   # an instant reboot still restarts the guest
+        if since is not None and now >= since + self.delay:
+            return True, "answered"
+        return False, "refused"

@@ -1,0 +1,232 @@
+"""SSH to instances, directly or through an OpenSSH-style ProxyCommand.
+
+Many clouds expose instances only behind a bastion, and the local all-in-one
+cloud reaches them only from a network namespace, so every connection can go
+through a proxy command written as for OpenSSH's ``ProxyCommand``::
+
+    ssh -W %h:%p bastion.example.org
+    ip netns exec qdhcp-NET nc %h %p
+
+The command is split with :func:`shlex.split` and the tokens ``%h`` (host),
+``%p`` (port), ``%r`` (user) and ``%%`` are replaced *inside each argument*; it
+is run without a shell, so host names can never inject commands.
+
+:class:`SSH` is Rally's :class:`rally.utils.sshutils.SSH` (``execute``, ``run``,
+``put_file``, ``wait``) plus ``proxy_command`` and a configurable connect
+timeout (Rally's is a fixed 1 s and it has no proxy support).
+
+Usage::
+
+    with ssh.SSH("root", "10.0.0.5", pkey=private_key,
+                 proxy_command="ip netns exec qdhcp-x nc %h %p") as client:
+        rc, out, err = client.execute(["uname", "-r"])
+"""
+
+import os
+import select
+import shlex
+import socket
+import subprocess
+import tempfile
+import time
+
+import paramiko
+from rally import exceptions
+from rally.utils import sshutils
+
+TOKENS = {"h": "host", "p": "port", "r": "user"}
+
+# Prints the guest's boot id and the start time of its PID 1 (clock ticks since
+# the kernel booted). A VM reboot changes the boot id; a container restart keeps
+# the host's boot id but starts a new PID 1, so the pair identifies one "life" of
+# an instance of either kind. Works with busybox. Field 22 of /proc/1/stat is
+# counted after the ") " that closes the command name (which may hold spaces).
+INCARNATION_COMMAND = ("cat /proc/sys/kernel/random/boot_id && "
+                       "sed 's/^.*) //' /proc/1/stat | cut -d ' ' -f 20")
+
+
+def expand_proxy_command(template, host, port, user=None):
+    """argv of ``template`` with ``%h``, ``%p``, ``%r`` and ``%%`` replaced per argument.
+
+    :raises ValueError: naming ``proxy_command`` for an empty template, bad
+        quoting, or an unknown ``%x`` token
+    """
+    if not template or not template.strip():
+        raise ValueError("proxy_command is empty; give a command such as "
+                         "'ssh -W %h:%p bastion' or leave it unset")
+    try:
+        words = shlex.split(template)
+    except ValueError as e:
+        raise ValueError("proxy_command %r cannot be split like a shell command: %s"
+                         % (template, e))
+    values = {"host": str(host), "port": str(port), "user": str(user or "")}
+    argv = []
+    for word in words:
+        out = []
+        i = 0
+        while i < len(word):
+            char = word[i]
+            if char != "%":
+                out.append(char)
+                i += 1
+                continue
+            token = word[i + 1:i + 2]
+            if token == "%":
+                out.append("%")
+            elif token in TOKENS:
+                out.append(values[TOKENS[token]])
+            else:
+                raise ValueError("proxy_command %r has an unknown token '%%%s'; supported: "
+                                 "%%h (host), %%p (port), %%r (user), %%%% (a %%)"
+                                 % (template, token))
+            i += 2
+        argv.append("".join(out))
+    return argv
+
+
+class ProxySocket(paramiko.ProxyCommand):
+    """paramiko's ProxyCommand started from an argv, that notices EOF and reaps its child.
+
+    (paramiko's own spins when the command exits and leaves a zombie on close.)
+    """
+
+    def __init__(self, argv):
+        # Not calling super().__init__: it re-splits a command string.
+        self.cmd = list(argv)
+        self._stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self._stderr, bufsize=0)
+        self.timeout = None
+        self._closing = False
+
+    def stderr_text(self):
+        """What the proxy command wrote to stderr so far (last 500 characters)."""
+        try:
+            self._stderr.seek(0)
+            return self._stderr.read().decode("utf-8", "replace").strip()[-500:]
+        except (OSError, ValueError):
+            return ""
+
+    def _failure(self, why):
+        try:
+            code = self.process.wait(0.5)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is not None:
+            why += " (exit code %d)" % code
+        detail = self.stderr_text()
+        return paramiko.ProxyCommandFailure(" ".join(self.cmd),
+                                            why + (": " + detail if detail else ""))
+
+    def recv(self, size):
+        buffer = b""
+        deadline = None
+        if self.timeout is not None:
+            deadline = time.monotonic() + self.timeout
+        while len(buffer) < size:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.process.stdout], [], [], wait)
+            if not ready:
+                if buffer:
+                    return buffer
+                raise socket.timeout()
+            chunk = os.read(self.process.stdout.fileno(), size - len(buffer))
+            if not chunk:
+                if buffer:
+                    return buffer
+                if self._closing:
+                    # paramiko's transport thread reading while we close: a quiet EOF.
+                    raise EOFError()
+                raise self._failure("proxy command closed the connection")
+            buffer += chunk
+        return buffer
+
+    def send(self, content):
+        try:
+            self.process.stdin.write(content)
+        except OSError as e:
+            raise self._failure("cannot write to proxy command (%s)" % e.strerror)
+        return len(content)
+
+    def close(self):
+        self._closing = True
+        terminate(self.process)
+        self._stderr.close()
+
+
+def terminate(process, grace=2.0):
+    """Stop a child process and reap it (no zombie), closing its pipes."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+class SSH(sshutils.SSH):
+    """Rally's SSH client with ``proxy_command`` and ``connect_timeout``.
+
+    :param proxy_command: OpenSSH ProxyCommand-style template or None
+    :param connect_timeout: seconds for TCP connect, banner and authentication
+    """
+
+    def __init__(self, user, host, port=22, pkey=None, key_filename=None, password=None,
+                 proxy_command=None, connect_timeout=5.0):
+        super().__init__(user, host, port=port, pkey=pkey, key_filename=key_filename,
+                         password=password)
+        self.proxy_command = proxy_command or None
+        self.connect_timeout = connect_timeout
+        if self.proxy_command:
+            expand_proxy_command(self.proxy_command, host, port, user)   # fail early
+
+    def _get_client(self):
+        if self._client:
+            return self._client
+        sock = None
+        try:
+            if self.proxy_command:
+                sock = ProxySocket(expand_proxy_command(self.proxy_command, self.host,
+                                                        self.port, self.user))
+            client = paramiko.SSHClient()
+            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+            explicit = bool(self.pkey or self.key_filename or self.password)
+            client.connect(self.host, username=self.user, port=self.port, pkey=self.pkey,
+                           key_filename=self.key_filename, password=self.password,
+                           timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
+                           auth_timeout=self.connect_timeout, sock=sock,
+                           allow_agent=not explicit, look_for_keys=not explicit)
+            self._client = client
+            return client
+        except Exception as e:
+            if sock is not None:
+                sock.close()
+            self._client = False
+            via = " via proxy command %r" % self.proxy_command if self.proxy_command else ""
+            raise exceptions.SSHError("Cannot connect to %s@%s:%s%s: %s: %s"
+                                      % (self.user, self.host, self.port, via,
+                                         type(e).__name__, e))
+
+    def close(self):
+        if self._client:
+            self._client.close()
+        self._client = False
+
+
+def incarnation(client, timeout=30):
+    """``"<boot id> <pid 1 start ticks>"`` of the instance behind ``client``, or None."""
+    try:
+        rc, out, _err = client.execute(INCARNATION_COMMAND, timeout=timeout)
+    except (exceptions.SSHError, exceptions.SSHTimeout, OSError):
+        return None
+    words = out.split()
+    if rc != 0 or len(words) != 2:
+        return None
+    return " ".join(words)

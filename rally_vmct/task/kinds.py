@@ -1,0 +1,127 @@
+"""The ``kind`` argument: which kind of instance a workload boots, and where.
+
+A kind is a label (``kvm``, ``docker``, or any name) plus what lands an instance
+on that kind of compute host::
+
+    kind:
+      name: docker
+      image: {name: vmct-docker}          # or {id: ...} or {regex: ...}
+      flavor: {name: m1.small}
+      availability_zone: docker           # optional
+      scheduler_hints: {group: ...}       # optional, passed to Nova as is
+      ssh_user: root                      # optional (root)
+      ssh_port: 22                        # optional (22)
+      ssh_key_file: ~/.ssh/id_vmct        # optional; else the keypair context's key
+
+Scenarios annotate their argument with :data:`KindArg`: Rally validates the
+spec against :class:`KindSpec` (unknown keys, a missing image or flavor are
+rejected by ``rally task validate`` naming ``kind``), and the ``vmct_kind``
+resource type resolves the image and flavor to ids once per workload, adding
+``image_id`` and ``flavor_id`` to what ``run()`` receives. The label stays in
+the workload's stored arguments, where the exporter reads it
+(:func:`rally_vmct.task.output.kind_of`).
+"""
+
+import typing as t
+
+from rally import exceptions
+from rally.common.plugin import plugin
+from rally.task import types
+from rally.utils import typeutils
+import typing_extensions as te
+
+from rally_vmct.task import output
+
+DEFAULT_SSH_USER = "root"
+DEFAULT_SSH_PORT = 22
+# Chart titles are "<kind>: <group> [<unit>]" (output.py), so a label cannot hold
+# ':' '[' ']'; "native" is the bare-metal baseline's label.
+NAME_PATTERN = r"^[^:\[\]]+$"
+
+
+class ImageRef(te.TypedDict, total=False, closed=True):
+    """A Glance image by ``name`` (exact, else regex), ``id`` or ``regex``."""
+
+    name: str
+    id: str
+    regex: str
+    accurate: bool
+    list_kwargs: dict[str, t.Any]
+
+
+class FlavorRef(te.TypedDict, total=False, closed=True):
+    """A Nova flavor by ``name`` (exact, else regex), ``id`` or ``regex``."""
+
+    name: str
+    id: str
+    regex: str
+
+
+class KindSpec(te.TypedDict, closed=True):
+    """What the task says about one instance kind (see the module docstring)."""
+
+    name: t.Annotated[str, typeutils.Field(min_length=1, pattern=NAME_PATTERN)]
+    image: ImageRef
+    flavor: FlavorRef
+    availability_zone: te.NotRequired[t.Annotated[str, typeutils.Field(min_length=1)]]
+    scheduler_hints: te.NotRequired[dict[str, t.Any]]
+    ssh_user: te.NotRequired[t.Annotated[str, typeutils.Field(min_length=1)]]
+    ssh_port: te.NotRequired[t.Annotated[int, typeutils.Field(ge=1, le=65535)]]
+    ssh_key_file: te.NotRequired[t.Annotated[str, typeutils.Field(min_length=1)]]
+
+
+KindArg = t.Annotated[KindSpec, types.Convert("vmct_kind")]
+
+
+def problems(kind):
+    """Human-readable problems of a kind spec the JSON schema cannot express."""
+    found = []
+    if not isinstance(kind, dict):
+        return ["kind must be a mapping like {name: kvm, image: {name: ...}, "
+                "flavor: {name: ...}}"]
+    if kind.get("name") == output.NATIVE_KIND:
+        found.append("kind name %r is reserved for the bare-metal baseline "
+                     "(VMCT.native_benchmark); call the Nova kind e.g. 'kvm' or 'docker'"
+                     % output.NATIVE_KIND)
+    for key in ("image", "flavor"):
+        ref = kind.get(key)
+        if isinstance(ref, dict) and not any(ref.get(k) for k in ("name", "id", "regex")):
+            found.append("kind.%s needs one of 'name', 'id' or 'regex', got %r" % (key, ref))
+    return found
+
+
+def label(kind):
+    """The kind's label (``kvm``...)."""
+    return kind["name"]
+
+
+def ssh_user(kind):
+    return kind.get("ssh_user") or DEFAULT_SSH_USER
+
+
+def ssh_port(kind):
+    return int(kind.get("ssh_port") or DEFAULT_SSH_PORT)
+
+
+@plugin.configure(name="vmct_kind")
+class InstanceKind(types.ResourceType):
+    """Resolve an instance kind's image and flavor to ids, once per workload.
+
+    Returns the kind with ``image_id`` and ``flavor_id`` added; the lookups are
+    rally-openstack's ``glance_image`` and ``nova_flavor`` resource types.
+    """
+
+    def pre_process(self, *, resource_spec: KindSpec, config: types.ConvertConfig,
+                    output_type: t.Any) -> dict[str, t.Any]:
+        # Imported here: rally_openstack is only needed when a workload runs.
+        from rally_openstack.task import types as openstack_types
+
+        wrong = problems(resource_spec)
+        if wrong:
+            raise exceptions.InvalidScenarioArgument("; ".join(wrong))
+        kind = dict(resource_spec)
+        image = openstack_types.GlanceImage(self._context, self._global_cache)
+        flavor = openstack_types.Flavor(self._context, self._global_cache)
+        kind["image_id"] = image.pre_process(kind["image"], config={})
+        kind["flavor_id"] = flavor.pre_process(kind["flavor"], config={})
+        return kind
