@@ -1,0 +1,152 @@
+"""The ``vmct-comparison`` exporters: KVM vs Docker vs native per concurrency.
+
+``rally task export UUID [UUID...] --type vmct-comparison --to cmp.html`` writes
+``cmp.html`` and, next to it, ``cmp.csv`` and ``cmp.json`` with the same numbers.
+``--type vmct-comparison-csv`` / ``vmct-comparison-json`` write only that form (to
+``--to FILE``, or print it without ``--to``).
+
+Options ride on the destination after a ``?`` (Rally's export passes nothing but
+``--to``): ``--to 'cmp.html?baseline=kvm&confidence=0.9'``.
+
+* ``baseline``: kind the ratios are relative to (default ``native`` when the tasks
+  have it, else the first kind seen);
+* ``confidence``: level of the intervals, in (0, 1) (default 0.95).
+"""
+
+import datetime
+import os
+import urllib.parse
+
+from rally.common import validation
+from rally import exceptions
+from rally.task import exporter
+
+from rally_vmct.task.exporters import comparison_data
+from rally_vmct.task.exporters import comparison_render
+from rally_vmct.workloads import stats
+
+OPTIONS = ("baseline", "confidence")
+
+
+def parse_destination(destination):
+    """``(path or None, {option: value})`` of a ``--to`` value; ValueError if bad."""
+    if not destination:
+        return None, {}
+    path, sep, query = destination.partition("?")
+    options = {}
+    if sep:
+        for field in filter(None, query.split("&")):
+            key, _, value = field.partition("=")
+            key, value = urllib.parse.unquote(key), urllib.parse.unquote(value)
+            if key not in OPTIONS:
+                raise ValueError(
+                    "unknown vmct-comparison option %r in --to %r; known options: %s "
+                    "(e.g. --to 'cmp.html?baseline=kvm&confidence=0.95')"
+                    % (key, destination, ", ".join(OPTIONS)))
+            options[key] = value
+    if "confidence" in options:
+        try:
+            level = float(options["confidence"])
+        except ValueError:
+            level = None
+        if level is None or not 0 < level < 1:
+            raise ValueError("vmct-comparison option confidence must be a number in "
+                             "(0, 1), e.g. confidence=0.95; got %r" % options["confidence"])
+        options["confidence"] = level
+    if "baseline" in options and not options["baseline"]:
+        raise ValueError("vmct-comparison option baseline needs a kind name, "
+                         "e.g. baseline=kvm")
+    return path or None, options
+
+
+def sibling(path, extension):
+    """``cmp.html`` -> ``cmp.csv``; never the path itself."""
+    stem, ext = os.path.splitext(path)
+    if ext.lower() not in (".html", ".htm"):
+        stem = path
+    return stem + extension
+
+
+@validation.configure("vmct_comparison_destination")
+class DestinationValidator(validation.Validator):
+    """Checks the options given after ``?`` in the vmct-comparison destination."""
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        try:
+            parse_destination((plugin_cfg or {}).get("destination"))
+        except ValueError as e:
+            self.fail(str(e))
+
+
+class _ComparisonExporter(exporter.TaskExporter):
+
+    def _comparison(self):
+        path, options = parse_destination(self.output_destination)
+        try:
+            data = comparison_data.compare(
+                self.tasks_results, baseline=options.get("baseline"),
+                confidence=options.get("confidence", stats.DEFAULT_CONFIDENCE))
+        except comparison_data.ComparisonError as e:
+            raise exceptions.ValidationError(str(e))
+        return path, data
+
+    @staticmethod
+    def _stamp():
+        return "Generated %s UTC by rally-vmct." % datetime.datetime.now(
+            datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+    @staticmethod
+    def _one(path, text):
+        if path:
+            return {"files": {path: text}, "open": "file://" + os.path.abspath(path)}
+        return {"print": text}
+
+
+@validation.add("vmct_comparison_destination")
+@exporter.configure("vmct-comparison")
+class ComparisonExporter(_ComparisonExporter):
+    """KVM vs Docker vs native comparison: HTML plus CSV and JSON siblings.
+
+    Groups every iteration of the exported tasks by instance kind x concurrency x
+    metric (lifecycle phases from atomic actions, workload metrics from the
+    scenarios' charts) with N, failures, mean, SD, CV, percentiles and 95 % CI,
+    and ratios to a baseline kind with their uncertainty. ``--to cmp.html`` also
+    writes ``cmp.csv`` and ``cmp.json``; without ``--to`` the HTML is printed.
+    Options: ``--to 'cmp.html?baseline=kvm&confidence=0.95'``.
+    """
+
+    def generate(self):
+        path, data = self._comparison()
+        page = comparison_render.render_html(data, self._stamp())
+        if not path:
+            return {"print": page}
+        return {"files": {path: page,
+                          sibling(path, ".csv"): comparison_render.render_csv(data),
+                          sibling(path, ".json"): comparison_render.render_json(data)},
+                "open": "file://" + os.path.abspath(path)}
+
+
+@validation.add("vmct_comparison_destination")
+@exporter.configure("vmct-comparison-csv")
+class ComparisonCSVExporter(_ComparisonExporter):
+    """KVM vs Docker vs native comparison as CSV (one row per group).
+
+    Columns: kind, concurrency, source, group, metric, unit, n, failures, mean, sd,
+    cv, min, p50, p90, p95, p99, max, ci_low, ci_high, baseline_kind,
+    baseline_concurrency, ratio, ratio_se, ratio_ci_low, ratio_ci_high, ratio_df,
+    ratio_note; then reboot path counts (source reboot_path, count in n).
+    """
+
+    def generate(self):
+        path, data = self._comparison()
+        return self._one(path, comparison_render.render_csv(data))
+
+
+@validation.add("vmct_comparison_destination")
+@exporter.configure("vmct-comparison-json")
+class ComparisonJSONExporter(_ComparisonExporter):
+    """KVM vs Docker vs native comparison as JSON (groups, headlines, reboot paths)."""
+
+    def generate(self):
+        path, data = self._comparison()
+        return self._one(path, comparison_render.render_json(data))

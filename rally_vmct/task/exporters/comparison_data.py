@@ -1,0 +1,519 @@
+"""Group Rally task results by instance kind x concurrency x metric.
+
+The data half of the ``vmct-comparison`` exporter: pure Python, no Rally import,
+so it is tested on hand-built task result dicts. :func:`compare` takes what Rally
+hands an exporter (``api.task.get(detailed=True)`` dicts) and returns plain dicts
+and lists, ready for JSON, CSV and the HTML renderer.
+
+Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
+
+* **kind**: ``output.kind_of(workload args)`` for atomic actions and iteration
+  durations; the kind in the chart title for charts.
+* **concurrency**: ``workload["runner"]["concurrency"]``; 1 for runners without one
+  (serial, rps).
+* **metrics**:
+
+  - every atomic action, nested children too, one sample per occurrence (an
+    iteration that reboots three times gives three reboot samples), in seconds;
+  - every row of every additive StatsTable titled ``"<kind>: <group> [<unit>]"``;
+  - the iteration duration of each scenario (``iteration`` group), so that a
+    workload whose iterations all fail still shows up with its failures.
+
+* **failures** of a group: atomic actions marked failed, chart values that are not
+  finite numbers, iterations that failed and the duration of failed iterations, plus
+  every failed iteration that did not produce a metric the same workload produced in
+  other iterations. Failed samples never enter the statistics.
+* **reboots**: the ``reboot path`` chart (rows soft / soft_fell_back_to_hard / hard)
+  is summed per kind x concurrency. Reboot timings (atomic actions with ``reboot``
+  in their own or a parent's name, chart groups with ``reboot`` in them) carry the
+  workload's ``reboot_type`` in their name, e.g. ``vmct.reboot (soft)``, and an
+  iteration in which any soft reboot fell back to a hard one has its reboot timings
+  reported apart as ``vmct.reboot (soft, fell back to hard)``: never averaged in.
+* **ratios**: each group's mean over the baseline kind's mean for the same metric at
+  the same concurrency (the nearest concurrency the baseline has, marked, when it
+  lacks that one), with the delta-method uncertainty of
+  :func:`rally_vmct.workloads.stats.ratio`. The baseline is ``native`` when present,
+  else the first kind seen, or the kind asked for; for a metric the baseline kind
+  never produced (native has no build time) the first kind that has it stands in.
+
+Workloads without a ``kind`` argument, a ``VMCT.`` scenario name or a contract chart
+are listed as skipped.
+"""
+
+import collections
+import math
+import numbers
+
+from rally_vmct.task import output
+from rally_vmct.workloads import stats
+
+SOURCE_ATOMIC = "atomic"
+SOURCE_CHART = "chart"
+SOURCE_ITERATION = "iteration"
+ATOMIC_GROUP = "atomic action"
+ITERATION_GROUP = "iteration"
+SCENARIO_PREFIX = "VMCT."
+REBOOT_TYPE_ARG = "reboot_type"
+FALLBACK_PATH = "soft_fell_back_to_hard"
+
+Metric = collections.namedtuple("Metric", ["source", "group", "name", "unit"])
+
+# Headline comparisons, in the order the summary shows them:
+# (label, atomic names tried in order) or (label, chart group prefix).
+LIFECYCLE_PHASES = (
+    ("build", ("vmct.build", "nova.boot_server")),
+    ("network wait", ("vmct.wait_for_network",)),
+    ("delete", ("vmct.delete", "nova.delete_server")),
+)
+CHART_HEADLINES = (
+    ("cpu", "sysbench cpu"),
+    ("memory", "sysbench memory"),
+    ("fileio", "sysbench fileio"),
+    ("network", "netperf"),
+)
+HEADLINE_ORDER = ("build", "network wait", "delete", "reboot", "cpu", "memory",
+                  "fileio", "network")
+
+STAT_FIELDS = ("n", "failures", "mean", "sd", "cv", "min", "p50", "p90", "p95",
+               "p99", "max", "ci_low", "ci_high")
+RATIO_FIELDS = ("ratio", "ratio_se", "ratio_ci_low", "ratio_ci_high", "ratio_df",
+                "ratio_note")
+
+_TIME_UNITS = {"s", "sec", "ms", "us", "µs", "ns", "min", "h"}
+
+
+class ComparisonError(ValueError):
+    """The comparison cannot be made as asked (e.g. unknown baseline kind)."""
+
+
+def metric_label(metric):
+    """Human label with unit: ``vmct.build [s]``, ``sysbench cpu: events [events/s]``."""
+    if metric.source == SOURCE_ATOMIC:
+        return "%s [%s]" % (metric.name, metric.unit)
+    if metric.source == SOURCE_ITERATION:
+        return "iteration duration of %s [%s]" % (metric.name, metric.unit)
+    return "%s: %s [%s]" % (metric.group, metric.name, metric.unit)
+
+
+def direction(unit):
+    """``"higher"`` or ``"lower"`` is better for a unit, None when unknown."""
+    unit = (unit or "").strip()
+    if unit.endswith("/s") or unit.endswith("/sec"):
+        return "higher"
+    if unit in _TIME_UNITS:
+        return "lower"
+    return None
+
+
+def concurrency_of(workload):
+    """Concurrency of a workload's runner; 1 for runners without one."""
+    runner = workload.get("runner") or {}
+    if "runner_type" not in workload and len(runner) == 1:
+        # The JSON report's shape: {"constant": {...}}.
+        inner = next(iter(runner.values()))
+        if isinstance(inner, dict):
+            runner = inner
+    value = runner.get("concurrency")
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
+        return int(value)
+    return 1
+
+
+def _name_and_args(workload):
+    if "name" in workload or "args" in workload:
+        return workload.get("name") or "", workload.get("args") or {}
+    scenario = workload.get("scenario") or {}
+    if len(scenario) == 1:
+        name, args = next(iter(scenario.items()))
+        return name, args or {}
+    return "", {}
+
+
+def _number(value):
+    """A finite float, else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+class _Group(object):
+    __slots__ = ("values", "failures")
+
+    def __init__(self):
+        self.values = []
+        self.failures = 0
+
+
+class Collector(object):
+    """Accumulates samples of many tasks; :meth:`result` computes the comparison."""
+
+    def __init__(self):
+        self.groups = {}
+        self.metrics = {}        # Metric -> {"order": int, "top": bool}
+        self.kinds = []
+        self.reboot_paths = {}   # (kind, concurrency) -> {path: count}
+        self.tasks = []
+        self.workloads = []
+        self.skipped = []
+        self._titles = {}
+
+    # -- collection -----------------------------------------------------------
+
+    def _group(self, kind, concurrency, metric, top=False):
+        key = (kind, concurrency, metric)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = _Group()
+            if kind not in self.kinds:
+                self.kinds.append(kind)
+            info = self.metrics.get(metric)
+            if info is None:
+                self.metrics[metric] = {"order": len(self.metrics), "top": top}
+        if top and not self.metrics[metric]["top"]:
+            self.metrics[metric]["top"] = True
+        return group
+
+    def _title(self, title):
+        if not isinstance(title, str):
+            return None
+        try:
+            return self._titles[title]
+        except KeyError:
+            parsed = self._titles[title] = output.parse_chart_title(title)
+            return parsed
+
+    def add_task(self, task):
+        self.tasks.append({"uuid": task.get("uuid"), "title": task.get("title")})
+        for subtask in task.get("subtasks") or ():
+            for workload in subtask.get("workloads") or ():
+                self.add_workload(workload, task.get("uuid"))
+
+    def _is_ours(self, name, args, iterations):
+        if name.startswith(SCENARIO_PREFIX) or output.KIND_ARG in args:
+            return True
+        for iteration in iterations[:10]:
+            for chart in (iteration.get("output") or {}).get("additive") or ():
+                if self._title(chart.get("title")):
+                    return True
+        return False
+
+    def add_workload(self, workload, task_uuid=None):
+        name, args = _name_and_args(workload)
+        iterations = workload.get("data") or []
+        concurrency = concurrency_of(workload)
+        if not self._is_ours(name, args, iterations):
+            self.skipped.append({"task": task_uuid, "scenario": name,
+                                 "reason": "no kind argument, not a VMCT scenario and "
+                                           "no rally-vmct chart"})
+            return
+        kind = output.kind_of(args)
+        reboot_type = args.get(REBOOT_TYPE_ARG)
+        reboot_type = reboot_type if isinstance(reboot_type, str) else None
+        self.workloads.append({"task": task_uuid, "scenario": name, "kind": kind,
+                               "concurrency": concurrency,
+                               "iterations": len(iterations),
+                               "failed": sum(1 for it in iterations if it.get("error"))})
+        iteration_metric = Metric(SOURCE_ITERATION, ITERATION_GROUP, name, "s")
+        self._group(kind, concurrency, iteration_metric)
+        expected = set()
+        missing = []   # (produced base keys) of failed iterations
+        for iteration in iterations:
+            produced = self._add_iteration(iteration, kind, concurrency, reboot_type)
+            expected.update(produced)
+            if iteration.get("error"):
+                missing.append(produced)
+            group = self.groups[(kind, concurrency, iteration_metric)]
+            duration = _number(iteration.get("duration"))
+            if iteration.get("error") or duration is None:
+                group.failures += 1
+            else:
+                group.values.append(duration)
+        for produced in missing:
+            for key in expected - produced:
+                self._group(*key).failures += 1
+
+    def _add_iteration(self, iteration, kind, concurrency, reboot_type):
+        """Record one iteration; returns the base keys it produced."""
+        produced = set()
+        charts = []
+        fell_back = False
+        for chart in (iteration.get("output") or {}).get("additive") or ():
+            if chart.get("chart_plugin") != "StatsTable":
+                continue
+            parsed = self._title(chart.get("title"))
+            if not parsed:
+                continue
+            if parsed[1] == output.REBOOT_PATH_GROUP:
+                fell_back |= self._add_reboot_paths(parsed[0], concurrency,
+                                                    chart.get("data"))
+            else:
+                charts.append((parsed, chart.get("data") or ()))
+        suffix = plain_suffix = ""
+        if reboot_type:
+            suffix = plain_suffix = " (%s)" % reboot_type
+        if fell_back:
+            suffix = (" (%s, fell back to hard)" % reboot_type if reboot_type
+                      else " (fell back to hard)")
+
+        stack = [(action, False, True)
+                 for action in reversed(iteration.get("atomic_actions") or ())]
+        while stack:
+            action, parent_reboot, top = stack.pop()
+            name = str(action.get("name"))
+            is_reboot = parent_reboot or "reboot" in name
+            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP,
+                            name + suffix if is_reboot else name, "s")
+            group = self._group(kind, concurrency, metric, top)
+            started = _number(action.get("started_at"))
+            finished = _number(action.get("finished_at"))
+            if action.get("failed") or started is None or finished is None:
+                group.failures += 1
+            else:
+                group.values.append(finished - started)
+            produced.add((kind, concurrency,
+                          metric._replace(name=name + plain_suffix) if is_reboot
+                          else metric))
+            for child in reversed(action.get("children") or ()):
+                stack.append((child, is_reboot, False))
+
+        for (chart_kind, group_name, unit), rows in charts:
+            is_reboot = "reboot" in group_name
+            chart_group = group_name + suffix if is_reboot else group_name
+            base_group = group_name + plain_suffix if is_reboot else group_name
+            for row in rows:
+                if not isinstance(row, (list, tuple)) or len(row) < 2:
+                    continue
+                metric = Metric(SOURCE_CHART, chart_group, str(row[0]), unit)
+                group = self._group(chart_kind, concurrency, metric, True)
+                value = _number(row[1])
+                if value is None:
+                    group.failures += 1
+                else:
+                    group.values.append(value)
+                produced.add((chart_kind, concurrency, metric._replace(group=base_group)))
+        return produced
+
+    def _add_reboot_paths(self, kind, concurrency, rows):
+        counts = self.reboot_paths.get((kind, concurrency))
+        if counts is None:
+            counts = self.reboot_paths[(kind, concurrency)] = dict.fromkeys(
+                output.REBOOT_PATHS, 0)
+            if kind not in self.kinds:
+                self.kinds.append(kind)
+        fell_back = False
+        for row in rows or ():
+            if not isinstance(row, (list, tuple)) or len(row) < 2:
+                continue
+            value = _number(row[1])
+            if value is None:
+                continue
+            path = str(row[0])
+            counts[path] = counts.get(path, 0) + value
+            fell_back |= path == FALLBACK_PATH and value > 0
+        return fell_back
+
+    # -- results --------------------------------------------------------------
+
+    def result(self, baseline=None, confidence=stats.DEFAULT_CONFIDENCE):
+        return _Result(self, baseline, confidence).as_dict()
+
+
+class _Result(object):
+    """Statistics, ratios and headlines of a :class:`Collector`."""
+
+    def __init__(self, collector, baseline, confidence):
+        if baseline is not None and baseline not in collector.kinds:
+            raise ComparisonError(
+                "baseline kind %r is not in the exported tasks; kinds found: %s. "
+                "Pick one of those (--to 'FILE?baseline=KIND') or leave it out for "
+                "the default (native, else the first kind)."
+                % (baseline, ", ".join(collector.kinds) or "none"))
+        if baseline is None and collector.kinds:
+            baseline = (output.NATIVE_KIND if output.NATIVE_KIND in collector.kinds
+                        else collector.kinds[0])
+        self.c = collector
+        self.baseline = baseline
+        self.confidence = confidence
+        self.kinds = ([baseline] if baseline else []) + [
+            k for k in collector.kinds if k != baseline]
+        self.metrics = sorted(collector.metrics, key=self._metric_sort_key)
+        self.concurrencies = sorted({key[1] for key in collector.groups}
+                                    | {key[1] for key in collector.reboot_paths})
+        self.summaries = {key: stats.summary(group.values, confidence)
+                          for key, group in collector.groups.items()}
+        # metric -> {concurrency: kind} of the groups with samples, per kind
+        self.have = collections.defaultdict(lambda: collections.defaultdict(dict))
+        for (kind, concurrency, metric), summary in self.summaries.items():
+            if summary.n:
+                self.have[metric][kind][concurrency] = summary
+
+    def _metric_sort_key(self, metric):
+        source_rank = {SOURCE_ATOMIC: 0, SOURCE_CHART: 1, SOURCE_ITERATION: 2}
+        return (source_rank.get(metric.source, 3), self.c.metrics[metric]["order"])
+
+    def metric_baseline(self, metric):
+        """Kind the metric's ratios are relative to (None if nobody has samples)."""
+        have = self.have.get(metric) or {}
+        for kind in self.kinds:
+            if have.get(kind):
+                return kind
+        return None
+
+    @staticmethod
+    def _nearest(levels, concurrency):
+        if concurrency in levels:
+            return concurrency
+        return min(levels, key=lambda c: (abs(math.log2(c) - math.log2(concurrency)), c))
+
+    def ratio_of(self, kind, concurrency, metric):
+        """(baseline kind, baseline concurrency, stats.Ratio) for one group."""
+        base_kind = self.metric_baseline(metric)
+        summary = self.summaries[(kind, concurrency, metric)]
+        if base_kind is None:
+            return None, None, stats.Ratio(None, None, None, None, None,
+                                           "no kind has samples of this metric")
+        if kind == base_kind:
+            return base_kind, concurrency, stats.Ratio(None, None, None, None, None,
+                                                       "baseline")
+        levels = self.have[metric][base_kind]
+        base_c = self._nearest(levels, concurrency)
+        return base_kind, base_c, stats.ratio(summary, levels[base_c], self.confidence)
+
+    def group_row(self, kind, concurrency, metric):
+        summary = self.summaries[(kind, concurrency, metric)]
+        base_kind, base_c, r = self.ratio_of(kind, concurrency, metric)
+        row = {"kind": kind, "concurrency": concurrency,
+               "source": metric.source, "group": metric.group, "metric": metric.name,
+               "unit": metric.unit, "label": metric_label(metric),
+               "failures": self.c.groups[(kind, concurrency, metric)].failures}
+        for field in ("n", "mean", "sd", "cv", "min", "p50", "p90", "p95", "p99",
+                      "max", "ci_low", "ci_high"):
+            row[field] = getattr(summary, field)
+        row.update({"baseline_kind": base_kind, "baseline_concurrency": base_c,
+                    "ratio": r.ratio, "ratio_se": r.se, "ratio_ci_low": r.ci_low,
+                    "ratio_ci_high": r.ci_high, "ratio_df": r.df, "ratio_note": r.note})
+        return row
+
+    def headline_metrics(self):
+        """[(category, Metric)] in HEADLINE_ORDER."""
+        chosen = []
+        atomic = {m.name: m for m in self.metrics if m.source == SOURCE_ATOMIC}
+        for label, names in LIFECYCLE_PHASES:
+            for name in names:
+                if name in atomic:
+                    chosen.append((label, atomic[name]))
+                    break
+        for metric in self.metrics:
+            if (metric.source == SOURCE_ATOMIC and "reboot" in metric.name
+                    and self.c.metrics[metric]["top"]):
+                chosen.append(("reboot", metric))
+        for label, prefix in CHART_HEADLINES:
+            charts = collections.OrderedDict()
+            for metric in self.metrics:
+                if metric.source == SOURCE_CHART and metric.group.startswith(prefix):
+                    charts.setdefault((metric.group, metric.unit), []).append(metric)
+            rate_charts = [k for k in charts if direction(k[1]) == "higher"]
+            for key in rate_charts or list(charts):
+                # The first row of a chart is its headline figure.
+                chosen.append((label, charts[key][0]))
+        order = {label: i for i, label in enumerate(HEADLINE_ORDER)}
+        return sorted(chosen, key=lambda item: order[item[0]])
+
+    def lifecycle(self):
+        phases = []
+        atomic = {m.name: m for m in self.metrics if m.source == SOURCE_ATOMIC}
+        for label, names in LIFECYCLE_PHASES:
+            metric = next((atomic[n] for n in names if n in atomic), None)
+            if metric:
+                phases.append((label, metric))
+        rows = []
+        for kind in self.kinds:
+            for concurrency in self.concurrencies:
+                cells = {}
+                for label, metric in phases:
+                    summary = self.summaries.get((kind, concurrency, metric))
+                    if summary and summary.n:
+                        cells[label] = {"metric": metric.name, "mean": summary.mean,
+                                        "sd": summary.sd, "n": summary.n}
+                if cells:
+                    rows.append({"kind": kind, "concurrency": concurrency,
+                                 "phases": cells})
+        return {"phases": [label for label, _ in phases], "unit": "s", "rows": rows}
+
+    def as_dict(self):
+        metrics_out = []
+        groups_out = []
+        headline_of = {}
+        for label, metric in self.headline_metrics():
+            headline_of.setdefault(metric, label)
+        for metric in self.metrics:
+            rows = [self.group_row(kind, concurrency, metric)
+                    for kind in self.kinds for concurrency in self.concurrencies
+                    if (kind, concurrency, metric) in self.summaries]
+            groups_out.extend(rows)
+            metrics_out.append({
+                "source": metric.source, "group": metric.group, "metric": metric.name,
+                "unit": metric.unit, "label": metric_label(metric),
+                "direction": direction(metric.unit),
+                "headline": headline_of.get(metric),
+                "baseline_kind": self.metric_baseline(metric)})
+        headlines = []
+        for label, metric in self.headline_metrics():
+            for concurrency in self.concurrencies:
+                cells = {}
+                for kind in self.kinds:
+                    if (kind, concurrency, metric) not in self.summaries:
+                        continue
+                    row = self.group_row(kind, concurrency, metric)
+                    cells[kind] = {k: row[k] for k in (
+                        "n", "failures", "mean", "sd", "baseline_kind",
+                        "baseline_concurrency", "ratio", "ratio_se", "ratio_ci_low",
+                        "ratio_ci_high", "ratio_note")}
+                if cells:
+                    headlines.append({"category": label, "label": metric_label(metric),
+                                      "source": metric.source, "group": metric.group,
+                                      "metric": metric.name, "unit": metric.unit,
+                                      "direction": direction(metric.unit),
+                                      "concurrency": concurrency,
+                                      "baseline_kind": self.metric_baseline(metric),
+                                      "kinds": cells})
+        reboot_paths = []
+        for kind in self.kinds:
+            for concurrency in self.concurrencies:
+                counts = self.c.reboot_paths.get((kind, concurrency))
+                if counts is None:
+                    continue
+                soft_total = counts.get("soft", 0) + counts.get(FALLBACK_PATH, 0)
+                reboot_paths.append({
+                    "kind": kind, "concurrency": concurrency, "counts": dict(counts),
+                    "fallback_fraction": (counts.get(FALLBACK_PATH, 0) / soft_total
+                                          if soft_total else None)})
+        return {"format": "vmct-comparison", "format_version": 1,
+                "baseline": self.baseline, "confidence": self.confidence,
+                "kinds": self.kinds, "concurrencies": self.concurrencies,
+                "tasks": self.c.tasks, "workloads": self.c.workloads,
+                "skipped_workloads": self.c.skipped,
+                "metrics": metrics_out, "groups": groups_out,
+                "headlines": headlines, "lifecycle": self.lifecycle(),
+                "reboot_paths": reboot_paths}
+
+
+def compare(tasks_results, baseline=None, confidence=stats.DEFAULT_CONFIDENCE):
+    """The comparison of Rally task results (list of detailed task dicts) as a dict.
+
+    :param baseline: kind the ratios are relative to (default ``native`` when
+        present, else the first kind seen)
+    :param confidence: level of the confidence intervals (0.95)
+    :raises ComparisonError: the baseline kind is not in the tasks
+    """
+    collector = Collector()
+    for task in tasks_results:
+        collector.add_task(task)
+    return collector.result(baseline, confidence)
+
+
+CSV_COLUMNS = (("kind", "concurrency", "source", "group", "metric", "unit", "n",
+                "failures", "mean", "sd", "cv", "min", "p50", "p90", "p95", "p99",
+                "max", "ci_low", "ci_high", "baseline_kind", "baseline_concurrency")
+               + RATIO_FIELDS)

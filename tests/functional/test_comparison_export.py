@@ -1,0 +1,264 @@
+"""``rally task start`` then ``rally task export --type vmct-comparison``, for real.
+
+A test-only scenario plugin (written to a temp dir, loaded with ``--plugin-paths``)
+emits the output contract of :mod:`rally_vmct.task.output` with known values: atomic
+actions ``vmct.*`` with fixed durations, StatsTable charts ``"<kind>: <group>
+[<unit>]"`` and the ``reboot path`` chart. Real Rally runs it with real runners and
+its own temp DB; the exported HTML, CSV and JSON are checked against numbers worked
+out by hand below.
+"""
+
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import fixtures
+import testtools
+
+RALLY = os.path.join(os.path.dirname(sys.executable), "rally")
+
+PLUGIN = textwrap.dedent('''
+    """Test-only scenario emitting rally-vmct's output contract with known values."""
+
+    from rally.task import scenario
+
+    from rally_vmct.task import output
+
+
+    def _action(name, seconds, children=()):
+        return {"name": name, "started_at": 1000.0, "finished_at": 1000.0 + seconds,
+                "children": list(children)}
+
+
+    @scenario.configure(name="VMCTFunctionalTest.emit_contract")
+    class EmitContract(scenario.Scenario):
+        """Emit fixed atomic actions and charts for iteration i (test only)."""
+
+        def run(self, kind=None, builds=(), nets=(), cpu=(), reboots=(),
+                fallback_on=(), fail_on=(), **kwargs):
+            i = self.context["iteration"]
+            label = output.kind_of({"kind": kind})
+            if builds:
+                self._atomic_actions.append(_action(
+                    "vmct.build", builds[i - 1],
+                    [_action("nova.boot_server", builds[i - 1] - 1)]))
+            if i in fail_on:
+                raise RuntimeError("planned failure in iteration %d" % i)
+            if nets:
+                self._atomic_actions.append(_action("vmct.wait_for_network", nets[i - 1]))
+            if reboots:
+                self._atomic_actions.append(_action("vmct.reboot", reboots[i - 1]))
+                fell = i in fallback_on
+                self.add_output(additive=output.stats_chart(
+                    label, output.REBOOT_PATH_GROUP, "count",
+                    [("soft", 0 if fell else 1), ("soft_fell_back_to_hard", int(fell)),
+                     ("hard", 0)]))
+            if cpu:
+                self.add_output(additive=output.stats_chart(
+                    label, "sysbench cpu", "events/s", [("events_per_second", cpu[i - 1])]))
+''')
+
+TASK = {
+    "version": 2,
+    "title": "vmct comparison functional test",
+    "subtasks": [{"title": "contract", "workloads": [
+        {"scenario": {"VMCTFunctionalTest.emit_contract": {
+            "kind": {"name": "kvm"}, "builds": [10, 12, 14], "nets": [2, 3, 4],
+            "cpu": [90, 92, 94]}},
+         "runner": {"constant": {"times": 3, "concurrency": 2}}},
+        {"scenario": {"VMCTFunctionalTest.emit_contract": {
+            "kind": {"name": "docker"}, "builds": [2, 3, 4, 5], "nets": [1, 1, 1, 1],
+            "cpu": [100, 104, 108, 112], "fail_on": [4]}},
+         "runner": {"constant": {"times": 4, "concurrency": 2}},
+         "sla": {"failure_rate": {"max": 30}}},
+        {"scenario": {"VMCTFunctionalTest.emit_contract": {"cpu": [100, 110]}},
+         "runner": {"serial": {"times": 2}}},
+        {"scenario": {"VMCTFunctionalTest.emit_contract": {
+            "kind": {"name": "kvm"}, "reboot_type": "soft",
+            "reboots": [8, 10, 125, 12], "fallback_on": [3]}},
+         "runner": {"constant": {"times": 4, "concurrency": 4}}},
+        {"scenario": {"Dummy.dummy": {"sleep": 0}},
+         "runner": {"serial": {"times": 1}}},
+    ]}],
+}
+
+
+class TestComparisonExport(testtools.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super(TestComparisonExport, cls).setUpClass()
+        cls.tmp = fixtures.TempDir()
+        cls.tmp.setUp()
+        try:
+            cls._run_and_export(cls.tmp.path)
+        except BaseException:
+            cls.tmp.cleanUp()
+            raise
+
+    @classmethod
+    def _run_and_export(cls, d):
+        cls.conf = os.path.join(d, "rally.conf")
+        with open(cls.conf, "w") as f:
+            f.write("[database]\nconnection = sqlite:///%s/rally.sqlite\n" % d)
+        plugins = os.path.join(d, "plugins")
+        os.mkdir(plugins)
+        with open(os.path.join(plugins, "vmct_functional_plugin.py"), "w") as f:
+            f.write(PLUGIN)
+        # HOME too: `rally` keeps its "current env/task" in ~/.rally/globals.
+        cls.env = dict(os.environ, HOME=d)
+        cls.env.pop("RALLY_ENV", None)
+        cls.env.pop("RALLY_TASK", None)
+        cls.base = [RALLY, "--config-file", cls.conf, "--plugin-paths", plugins]
+        cls.rally("db", "ensure")
+        cls.rally("env", "create", "--name", "vmct-cmp", "--no-use")
+        task_file = os.path.join(d, "task.json")
+        with open(task_file, "w") as f:
+            json.dump(TASK, f)
+        cls.rally("task", "start", task_file, "--env", "vmct-cmp", "--no-use",
+                  "--tag", "vmct-cmp-test")
+        out = cls.rally("task", "list", "--env", "vmct-cmp", "--uuids-only")
+        cls.uuid = out.split()[-1]
+        cls.out = os.path.join(d, "out")
+        os.mkdir(cls.out)
+        cls.rally("task", "export", cls.uuid, "--type", "vmct-comparison",
+                  "--to", os.path.join(cls.out, "cmp.html"))
+        with open(os.path.join(cls.out, "cmp.json")) as f:
+            cls.data = json.load(f)
+        with open(os.path.join(cls.out, "cmp.csv")) as f:
+            cls.csv = list(csv.DictReader(f))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanUp()
+        super(TestComparisonExport, cls).tearDownClass()
+
+    @classmethod
+    def rally(cls, *args, check=True):
+        proc = subprocess.run(cls.base + list(args), env=cls.env, capture_output=True,
+                              text=True, timeout=300)
+        if check and proc.returncode:
+            raise AssertionError("rally %s exited %d:\n%s\n%s" % (
+                " ".join(args), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+        return proc.stdout if check else proc
+
+    def group(self, kind, concurrency, metric, source="atomic"):
+        rows = [g for g in self.data["groups"] if g["kind"] == kind
+                and g["concurrency"] == concurrency and g["metric"] == metric
+                and g["source"] == source]
+        self.assertEqual(1, len(rows), (kind, concurrency, metric))
+        return rows[0]
+
+    def test_kinds_baseline_and_skipped(self):
+        self.assertEqual("native", self.data["baseline"])
+        self.assertEqual(["native", "kvm", "docker"], self.data["kinds"])
+        self.assertEqual([1, 2, 4], self.data["concurrencies"])
+        self.assertEqual(["Dummy.dummy"],
+                         [w["scenario"] for w in self.data["skipped_workloads"]])
+        self.assertEqual([self.uuid], [t["uuid"] for t in self.data["tasks"]])
+
+    def test_build_statistics(self):
+        kvm = self.group("kvm", 2, "vmct.build")
+        # 10 12 14: mean 12, SD 2, p90 at k=1.8 -> 13.6; CI 12 -/+ 4.302653*2/sqrt(3)
+        self.assertEqual((3, 0), (kvm["n"], kvm["failures"]))
+        self.assertAlmostEqual(12.0, kvm["mean"], places=9)
+        self.assertAlmostEqual(2.0, kvm["sd"], places=9)
+        self.assertAlmostEqual(13.6, kvm["p90"], places=9)
+        self.assertAlmostEqual(12 - 4.968275, kvm["ci_low"], places=5)
+        # docker 2 3 4 5: every iteration has a build, the 4th then fails
+        docker = self.group("docker", 2, "vmct.build")
+        self.assertEqual((4, 0), (docker["n"], docker["failures"]))
+        self.assertAlmostEqual(3.5, docker["mean"], places=9)
+        self.assertAlmostEqual(math.sqrt(5 / 3), docker["sd"], places=9)
+        child = self.group("docker", 2, "nova.boot_server")
+        self.assertAlmostEqual(2.5, child["mean"], places=9)
+
+    def test_failed_iteration_counts_against_later_phases(self):
+        net = self.group("docker", 2, "vmct.wait_for_network")
+        self.assertEqual((3, 1, 1.0), (net["n"], net["failures"], net["mean"]))
+        cpu = self.group("docker", 2, "events_per_second", "chart")
+        self.assertEqual((3, 1), (cpu["n"], cpu["failures"]))
+        self.assertAlmostEqual(104.0, cpu["mean"], places=9)
+
+    def test_build_ratio_to_first_kind_with_builds(self):
+        # native has no build: kvm stands in. R = 3.5 / 12.
+        # v_a = (5/3 / 4) / 144, v_b = R^2 (4 / 3) / 144
+        r = self.group("docker", 2, "vmct.build")
+        self.assertEqual(("kvm", 2), (r["baseline_kind"], r["baseline_concurrency"]))
+        ratio = 3.5 / 12
+        v_a = (5 / 3 / 4) / 144
+        v_b = ratio ** 2 * (4 / 3) / 144
+        self.assertAlmostEqual(ratio, r["ratio"], places=9)
+        self.assertAlmostEqual(math.sqrt(v_a + v_b), r["ratio_se"], places=9)
+        self.assertAlmostEqual((v_a + v_b) ** 2 / (v_a ** 2 / 3 + v_b ** 2 / 2),
+                               r["ratio_df"], places=6)
+
+    def test_cpu_ratio_to_native_at_nearest_concurrency(self):
+        native = self.group("native", 1, "events_per_second", "chart")
+        self.assertEqual((2, 105.0), (native["n"], native["mean"]))
+        kvm = self.group("kvm", 2, "events_per_second", "chart")
+        self.assertEqual(("native", 1), (kvm["baseline_kind"], kvm["baseline_concurrency"]))
+        self.assertAlmostEqual(92 / 105, kvm["ratio"], places=9)
+        # v_a = (4/3) / 105^2 ; v_b = R^2 (50/2) / 105^2
+        se = math.sqrt(4 / 3 + (92 / 105) ** 2 * 25) / 105
+        self.assertAlmostEqual(se, kvm["ratio_se"], places=9)
+
+    def test_soft_reboots_that_fell_back_are_apart(self):
+        paths = self.data["reboot_paths"]
+        self.assertEqual([{"kind": "kvm", "concurrency": 4,
+                           "counts": {"soft": 3, "soft_fell_back_to_hard": 1, "hard": 0},
+                           "fallback_fraction": 0.25}], paths)
+        soft = self.group("kvm", 4, "vmct.reboot (soft)")
+        self.assertEqual(3, soft["n"])
+        self.assertAlmostEqual(10.0, soft["mean"], places=9)
+        fell = self.group("kvm", 4, "vmct.reboot (soft, fell back to hard)")
+        self.assertEqual(1, fell["n"])
+        self.assertAlmostEqual(125.0, fell["mean"], places=9)
+
+    def test_csv_matches_json(self):
+        row = [r for r in self.csv if r["kind"] == "kvm" and r["metric"] == "vmct.build"
+               and r["concurrency"] == "2"][0]
+        self.assertEqual(("atomic", "s", "3", "0"),
+                         (row["source"], row["unit"], row["n"], row["failures"]))
+        self.assertAlmostEqual(12.0, float(row["mean"]), places=9)
+        paths = {r["metric"]: r["n"] for r in self.csv if r["source"] == "reboot_path"}
+        self.assertEqual({"soft": "3", "soft_fell_back_to_hard": "1", "hard": "0"}, paths)
+        self.assertEqual(len(self.data["groups"]) + 3, len(self.csv))
+
+    def test_html_written(self):
+        with open(os.path.join(self.out, "cmp.html")) as f:
+            page = f.read()
+        self.assertIn("Instance kinds compared: native vs kvm vs docker", page)
+        self.assertIn("vmct.reboot (soft, fell back to hard) [s]", page)
+        self.assertEqual(len(self.data["metrics"]) + 1, page.count('<svg class="chart'))
+
+    def test_csv_and_json_types_and_baseline_option(self):
+        dest = os.path.join(self.out, "only.json")
+        self.rally("task", "export", self.uuid, "--type", "vmct-comparison-json",
+                   "--to", dest + "?baseline=docker")
+        with open(dest) as f:
+            data = json.load(f)
+        self.assertEqual("docker", data["baseline"])
+        kvm = [g for g in data["groups"] if g["kind"] == "kvm" and g["concurrency"] == 2
+               and g["metric"] == "vmct.build"][0]
+        self.assertAlmostEqual(12 / 3.5, kvm["ratio"], places=9)
+        out = self.rally("task", "export", self.uuid, "--type", "vmct-comparison-csv")
+        self.assertIn("kind,concurrency,source,group,metric,unit,n,failures", out)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "only.csv")))
+
+    def test_bad_option_is_refused_by_name(self):
+        proc = self.rally("task", "export", self.uuid, "--type", "vmct-comparison",
+                          "--to", os.path.join(self.out, "bad.html?colour=red"),
+                          check=False)
+        text = proc.stdout + proc.stderr
+        self.assertIn("unknown vmct-comparison option 'colour'", text)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "bad.html")))
+        proc = self.rally("task", "export", self.uuid, "--type", "vmct-comparison",
+                          "--to", os.path.join(self.out, "bad.html?baseline=xen"),
+                          check=False)
+        self.assertIn("kinds found: kvm, docker, native", proc.stdout + proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "bad.html")))

@@ -1,0 +1,396 @@
+"""Grouping and statistics of the comparison exporter, on hand-built task results."""
+
+import math
+
+import testtools
+
+from rally_vmct.task.exporters import comparison_data as cdata
+from rally_vmct.task import output
+from tests.unit.exporters import sample_results as sr
+
+BOOT = "VMCT.boot_and_delete_server"
+
+
+def _lifecycle(kind, builds, nets=None, concurrency=2):
+    its = []
+    for i, build in enumerate(builds):
+        actions = [sr.action("vmct.build", build, 0.0,
+                             [sr.action("nova.boot_server", build - 1, 0.5)])]
+        if nets:
+            actions.append(sr.action("vmct.wait_for_network", nets[i], build))
+        its.append(sr.iteration(actions))
+    return sr.workload(BOOT, kind, its, concurrency)
+
+
+def _row(data, kind, concurrency, name, source=cdata.SOURCE_ATOMIC):
+    rows = [r for r in data["groups"] if r["kind"] == kind
+            and r["concurrency"] == concurrency and r["metric"] == name
+            and r["source"] == source]
+    assert len(rows) == 1, (kind, concurrency, name, rows)
+    return rows[0]
+
+
+class TestGrouping(testtools.TestCase):
+
+    def setUp(self):
+        super(TestGrouping, self).setUp()
+        self.data = cdata.compare([sr.task(
+            _lifecycle("kvm", [10, 12, 14], [2, 3, 4]),
+            _lifecycle("docker", [2, 3, 4], [1, 1, 1]))])
+
+    def test_kinds_and_default_baseline_without_native(self):
+        self.assertEqual("kvm", self.data["baseline"])
+        self.assertEqual(["kvm", "docker"], self.data["kinds"])
+        self.assertEqual([2], self.data["concurrencies"])
+
+    def test_statistics_by_hand(self):
+        r = _row(self.data, "kvm", 2, "vmct.build")
+        self.assertEqual((3, 0, 12.0, 2.0), (r["n"], r["failures"], r["mean"], r["sd"]))
+        self.assertAlmostEqual(2 / 12, r["cv"], places=12)
+        self.assertEqual((10, 12, 14), (r["min"], r["p50"], r["max"]))
+        self.assertAlmostEqual(13.6, r["p90"], places=12)     # k = 1.8: 12*.2 + 14*.8
+        self.assertAlmostEqual(13.8, r["p95"], places=12)     # k = 1.9
+        self.assertAlmostEqual(13.96, r["p99"], places=12)    # k = 1.98
+        # t(0.975, 2) = 4.302653; half = 4.302653 * 2 / sqrt(3) = 4.968275
+        self.assertAlmostEqual(12 - 4.968275, r["ci_low"], places=5)
+        self.assertAlmostEqual(12 + 4.968275, r["ci_high"], places=5)
+        self.assertEqual("s", r["unit"])
+        self.assertEqual("vmct.build [s]", r["label"])
+
+    def test_nested_child_is_a_metric(self):
+        r = _row(self.data, "kvm", 2, "nova.boot_server")
+        self.assertEqual((3, 11.0), (r["n"], r["mean"]))
+
+    def test_ratio_to_baseline_by_hand(self):
+        r = _row(self.data, "docker", 2, "vmct.build")
+        # R = 3 / 12; v_a = (1/3) / 144 = 1/432; v_b = R^2 (4/3) / 144 = 1/1728
+        self.assertEqual(0.25, r["ratio"])
+        self.assertAlmostEqual(math.sqrt(5 / 1728), r["ratio_se"], places=12)
+        # df = (5/1728)^2 / ((1/432)^2 / 2 + (1/1728)^2 / 2) = 50 / 17
+        self.assertAlmostEqual(50 / 17, r["ratio_df"], places=10)
+        self.assertEqual(("kvm", 2), (r["baseline_kind"], r["baseline_concurrency"]))
+        base = _row(self.data, "kvm", 2, "vmct.build")
+        self.assertIsNone(base["ratio"])
+        self.assertEqual("baseline", base["ratio_note"])
+
+    def test_constant_metric_ratio_has_zero_spread_candidate(self):
+        r = _row(self.data, "docker", 2, "vmct.wait_for_network")
+        # R = 1/3; only the baseline varies: df = n_b - 1 = 2
+        self.assertAlmostEqual(1 / 3, r["ratio"], places=12)
+        self.assertAlmostEqual(2.0, r["ratio_df"], places=12)
+
+    def test_iteration_duration_metric(self):
+        r = _row(self.data, "kvm", 2, BOOT, cdata.SOURCE_ITERATION)
+        # duration = sum of top-level and nested actions of each iteration
+        self.assertEqual(3, r["n"])
+        self.assertEqual("iteration duration of %s [s]" % BOOT, r["label"])
+
+    def test_metric_order_atomic_then_charts_then_iterations(self):
+        labels = [m["label"] for m in self.data["metrics"]]
+        self.assertEqual(["vmct.build [s]", "nova.boot_server [s]",
+                          "vmct.wait_for_network [s]",
+                          "iteration duration of %s [s]" % BOOT], labels)
+
+
+class TestBaseline(testtools.TestCase):
+
+    def _tasks(self):
+        native = sr.workload("VMCT.native_benchmark", None, [
+            sr.iteration(charts=[output.stats_chart("native", "sysbench cpu", "events/s",
+                                                    [("events_per_second", v)])])
+            for v in (100.0, 110.0)], concurrency=1)
+        kvm = sr.workload("VMCT.boot_and_benchmark", "kvm", [
+            sr.iteration([sr.action("vmct.build", b)],
+                         [output.stats_chart("kvm", "sysbench cpu", "events/s",
+                                             [("events_per_second", v)])])
+            for b, v in ((5.0, 90.0), (7.0, 94.0))], concurrency=1)
+        docker = sr.workload("VMCT.boot_and_benchmark", "docker", [
+            sr.iteration([sr.action("vmct.build", b)],
+                         [output.stats_chart("docker", "sysbench cpu", "events/s",
+                                             [("events_per_second", v)])])
+            for b, v in ((1.0, 104.0), (2.0, 106.0))], concurrency=4)
+        return [sr.task(kvm, docker, native)]
+
+    def test_native_is_default_baseline(self):
+        data = cdata.compare(self._tasks())
+        self.assertEqual("native", data["baseline"])
+        self.assertEqual(["native", "kvm", "docker"], data["kinds"])
+        r = _row(data, "kvm", 1, "events_per_second", cdata.SOURCE_CHART)
+        self.assertAlmostEqual(92 / 105, r["ratio"], places=12)
+        self.assertEqual("native", r["baseline_kind"])
+
+    def test_nearest_baseline_concurrency_is_marked(self):
+        data = cdata.compare(self._tasks())
+        r = _row(data, "docker", 4, "events_per_second", cdata.SOURCE_CHART)
+        self.assertAlmostEqual(105 / 105, r["ratio"], places=12)
+        self.assertEqual(("native", 1), (r["baseline_kind"], r["baseline_concurrency"]))
+
+    def test_metric_native_lacks_uses_first_kind_having_it(self):
+        data = cdata.compare(self._tasks())
+        r = _row(data, "docker", 4, "vmct.build")
+        self.assertEqual(("kvm", 1), (r["baseline_kind"], r["baseline_concurrency"]))
+        self.assertAlmostEqual(1.5 / 6, r["ratio"], places=12)
+        build = [m for m in data["metrics"] if m["metric"] == "vmct.build"][0]
+        self.assertEqual("kvm", build["baseline_kind"])
+
+    def test_explicit_baseline(self):
+        data = cdata.compare(self._tasks(), baseline="docker")
+        # the baseline first, then the kinds in the order first seen
+        self.assertEqual(["docker", "kvm", "native"], data["kinds"])
+        r = _row(data, "kvm", 1, "vmct.build")
+        self.assertEqual(("docker", 4), (r["baseline_kind"], r["baseline_concurrency"]))
+        self.assertAlmostEqual(6 / 1.5, r["ratio"], places=12)
+
+    def test_unknown_baseline_names_the_kinds(self):
+        e = self.assertRaises(cdata.ComparisonError, cdata.compare, self._tasks(),
+                              baseline="xen")
+        self.assertIn("'xen'", str(e))
+        self.assertIn("kinds found: kvm, docker, native", str(e))
+
+    def test_confidence_level(self):
+        data = cdata.compare(self._tasks(), confidence=0.9)
+        r = _row(data, "native", 1, "events_per_second", cdata.SOURCE_CHART)
+        # mean 105, sd sqrt(50), n 2: t(0.95, 1) = 6.313752
+        self.assertAlmostEqual(6.313752 * math.sqrt(50) / math.sqrt(2),
+                               105 - r["ci_low"], places=4)
+        self.assertEqual(0.9, data["confidence"])
+
+    def test_zero_baseline_gives_none_with_note(self):
+        zero = sr.workload("VMCT.x", "a", [sr.iteration([sr.action("vmct.x", 0.0)])] * 2)
+        other = sr.workload("VMCT.x", "b", [sr.iteration([sr.action("vmct.x", 1.0)])] * 2)
+        data = cdata.compare([sr.task(zero, other)])
+        r = _row(data, "b", 1, "vmct.x")
+        self.assertIsNone(r["ratio"])
+        self.assertIn("baseline mean is 0", r["ratio_note"])
+
+
+class TestRunnerAndScope(testtools.TestCase):
+
+    def test_concurrency_of_runners(self):
+        self.assertEqual(1, cdata.concurrency_of({"runner": {"times": 3},
+                                                  "runner_type": "serial"}))
+        self.assertEqual(8, cdata.concurrency_of({"runner": {"concurrency": 8},
+                                                  "runner_type": "constant"}))
+        self.assertEqual(4, cdata.concurrency_of(
+            {"runner": {"constant": {"times": 3, "concurrency": 4}}}))
+        self.assertEqual(1, cdata.concurrency_of({"runner": {"concurrency": "x"},
+                                                  "runner_type": "constant"}))
+
+    def test_serial_runner_groups_at_one(self):
+        w = sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 3.0)])],
+                        runner_type="serial")
+        data = cdata.compare([sr.task(w)])
+        self.assertEqual([1], data["concurrencies"])
+
+    def test_foreign_workloads_are_skipped(self):
+        dummy = sr.workload("Dummy.dummy", None, [sr.iteration([sr.action("x", 1.0)])])
+        ours = sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 3.0)])])
+        data = cdata.compare([sr.task(dummy, ours, uuid="T")])
+        self.assertEqual([{"task": "T", "scenario": "Dummy.dummy",
+                           "reason": "no kind argument, not a VMCT scenario and "
+                                     "no rally-vmct chart"}],
+                         data["skipped_workloads"])
+        self.assertEqual(["kvm"], data["kinds"])
+        self.assertNotIn("x", [m["metric"] for m in data["metrics"]])
+
+    def test_foreign_scenario_with_our_chart_is_included(self):
+        w = sr.workload("Other.thing", None, [sr.iteration(charts=[
+            output.stats_chart("docker", "sysbench cpu", "events/s", [("eps", 5)])])])
+        data = cdata.compare([sr.task(w)])
+        self.assertEqual([], data["skipped_workloads"])
+        self.assertEqual(5, _row(data, "docker", 1, "eps", cdata.SOURCE_CHART)["mean"])
+
+    def test_json_report_shape(self):
+        w = {"scenario": {BOOT: {"kind": {"name": "kvm"}}},
+             "runner": {"constant": {"times": 1, "concurrency": 3}},
+             "data": [sr.iteration([sr.action("vmct.build", 3.0)])]}
+        data = cdata.compare([sr.task(w)])
+        self.assertEqual(3.0, _row(data, "kvm", 3, "vmct.build")["mean"])
+
+
+class TestFailures(testtools.TestCase):
+
+    def test_failed_iterations_and_actions(self):
+        its = [
+            sr.iteration([sr.action("vmct.build", 4.0),
+                          sr.action("vmct.wait_for_network", 1.0)]),
+            sr.iteration([sr.action("vmct.build", 6.0),
+                          sr.action("vmct.wait_for_network", 9.0, failed=True)],
+                         error=["TimeoutException", "no network", "tb"]),
+            # failed during build: build marked failed, no network wait at all
+            sr.iteration([sr.action("vmct.build", 60.0, failed=True)],
+                         error=["GetResourceErrorStatus", "ERROR", "tb"]),
+        ]
+        data = cdata.compare([sr.task(sr.workload(BOOT, "kvm", its))])
+        build = _row(data, "kvm", 1, "vmct.build")
+        self.assertEqual((2, 1, 5.0), (build["n"], build["failures"], build["mean"]))
+        net = _row(data, "kvm", 1, "vmct.wait_for_network")
+        # one failed action + one failed iteration that never got there
+        self.assertEqual((1, 2, 1.0), (net["n"], net["failures"], net["mean"]))
+        it = _row(data, "kvm", 1, BOOT, cdata.SOURCE_ITERATION)
+        self.assertEqual((1, 2), (it["n"], it["failures"]))
+        self.assertIsNone(it["sd"])
+        self.assertEqual({"task": "task-1", "scenario": BOOT, "kind": "kvm",
+                          "concurrency": 1, "iterations": 3, "failed": 2},
+                         data["workloads"][0])
+
+    def test_workload_whose_iterations_all_fail(self):
+        its = [sr.iteration(error=["Boom", "x", "tb"], duration=1.0)] * 4
+        data = cdata.compare([sr.task(sr.workload(BOOT, "docker", its, 16))])
+        r = _row(data, "docker", 16, BOOT, cdata.SOURCE_ITERATION)
+        self.assertEqual((0, 4, None, None), (r["n"], r["failures"], r["mean"], r["p50"]))
+
+    def test_non_numeric_chart_value_is_a_failure(self):
+        its = [sr.iteration(charts=[output.stats_chart(
+            "kvm", "sysbench cpu", "events/s", [("eps", v)])])
+            for v in (10, None, float("nan"), "12", 14)]
+        data = cdata.compare([sr.task(sr.workload("VMCT.b", "kvm", its))])
+        r = _row(data, "kvm", 1, "eps", cdata.SOURCE_CHART)
+        self.assertEqual((2, 3, 12.0), (r["n"], r["failures"], r["mean"]))
+
+    def test_ignores_foreign_charts(self):
+        its = [sr.iteration(charts=[
+            {"title": "Not ours", "chart_plugin": "StatsTable", "data": [["a", 1]]},
+            {"title": "kvm: sysbench cpu [events/s]", "chart_plugin": "Lines",
+             "data": [["a", 1]]},
+            {"title": ["weird"], "chart_plugin": "StatsTable", "data": [["a", 1]]},
+            {"title": 5, "chart_plugin": "StatsTable", "data": [["a", 1]]},
+            output.stats_chart("kvm", "g", "u", [("ok", 2)])])]
+        data = cdata.compare([sr.task(sr.workload("VMCT.b", "kvm", its))])
+        self.assertEqual(["ok", "VMCT.b"], [m["metric"] for m in data["metrics"]])
+
+
+class TestRepeatedActions(testtools.TestCase):
+
+    def test_each_occurrence_is_a_sample(self):
+        its = [sr.iteration([sr.action("vmct.reboot", d) for d in (2.0, 4.0, 6.0)])]
+        data = cdata.compare([sr.task(sr.workload("VMCT.r", "kvm", its))])
+        r = _row(data, "kvm", 1, "vmct.reboot")
+        self.assertEqual((3, 4.0, 2.0), (r["n"], r["mean"], r["sd"]))
+
+
+class TestReboots(testtools.TestCase):
+
+    @staticmethod
+    def _reboot_iteration(kind, seconds, path, error=None, ready=None):
+        counts = dict.fromkeys(output.REBOOT_PATHS, 0)
+        counts[path] = 1
+        actions = [sr.action("vmct.reboot", seconds, 0.0,
+                             [sr.action("vmct.reboot_ready", ready or seconds / 2)])]
+        return sr.iteration(
+            actions, [output.stats_chart(kind, output.REBOOT_PATH_GROUP, "count",
+                                         sorted(counts.items())),
+                      output.stats_chart(kind, "reboot phases", "s",
+                                         [("left_active", seconds / 10)])],
+            error=error)
+
+    def setUp(self):
+        super(TestReboots, self).setUp()
+        its = [self._reboot_iteration("kvm", 10.0, "soft"),
+               self._reboot_iteration("kvm", 12.0, "soft"),
+               self._reboot_iteration("kvm", 130.0, "soft_fell_back_to_hard"),
+               self._reboot_iteration("kvm", 126.0, "soft_fell_back_to_hard"),
+               sr.iteration(error=["Timeout", "never came back", "tb"])]
+        soft = sr.workload("VMCT.boot_and_reboot_server", "kvm", its, 2,
+                           reboot_type="soft")
+        hard = sr.workload("VMCT.boot_and_reboot_server", "kvm",
+                           [self._reboot_iteration("kvm", 20.0, "hard")] * 2, 2,
+                           reboot_type="hard")
+        self.data = cdata.compare([sr.task(soft, hard)])
+
+    def test_path_counts(self):
+        self.assertEqual([{"kind": "kvm", "concurrency": 2,
+                           "counts": {"soft": 2, "soft_fell_back_to_hard": 2, "hard": 2},
+                           "fallback_fraction": 0.5}], self.data["reboot_paths"])
+
+    def test_fallbacks_are_reported_apart(self):
+        soft = _row(self.data, "kvm", 2, "vmct.reboot (soft)")
+        self.assertEqual((2, 11.0), (soft["n"], soft["mean"]))
+        fell = _row(self.data, "kvm", 2, "vmct.reboot (soft, fell back to hard)")
+        self.assertEqual((2, 128.0, 0), (fell["n"], fell["mean"], fell["failures"]))
+        hard = _row(self.data, "kvm", 2, "vmct.reboot (hard)")
+        self.assertEqual((2, 20.0), (hard["n"], hard["mean"]))
+        # children of a reboot action follow it
+        child = _row(self.data, "kvm", 2, "vmct.reboot_ready (soft, fell back to hard)")
+        self.assertEqual(64.0, child["mean"])
+
+    def test_chart_groups_with_reboot_follow_too(self):
+        rows = [r for r in self.data["groups"] if r["metric"] == "left_active"]
+        self.assertEqual({"reboot phases (soft)": 1.1,
+                          "reboot phases (soft, fell back to hard)": 12.8,
+                          "reboot phases (hard)": 2.0},
+                         {r["group"]: round(r["mean"], 9) for r in rows})
+
+    def test_failed_iteration_counts_once_against_the_plain_variant(self):
+        self.assertEqual(1, _row(self.data, "kvm", 2, "vmct.reboot (soft)")["failures"])
+        self.assertEqual(0, _row(self.data, "kvm", 2, "vmct.reboot (hard)")["failures"])
+
+    def test_reboot_headlines_are_top_level_actions(self):
+        labels = {h["label"] for h in self.data["headlines"]
+                  if h["category"] == "reboot"}
+        self.assertEqual({"vmct.reboot (soft) [s]", "vmct.reboot (hard) [s]",
+                          "vmct.reboot (soft, fell back to hard) [s]"}, labels)
+
+
+class TestHeadlinesAndLifecycle(testtools.TestCase):
+
+    def setUp(self):
+        super(TestHeadlinesAndLifecycle, self).setUp()
+        self.data = cdata.compare(sr.demo_tasks(times=4))
+
+    def test_headline_order_and_choice(self):
+        seen = []
+        for h in self.data["headlines"]:
+            if (h["category"], h["label"]) not in seen:
+                seen.append((h["category"], h["label"]))
+        self.assertEqual([
+            ("build", "vmct.build [s]"),
+            ("network wait", "vmct.wait_for_network [s]"),
+            ("delete", "vmct.delete [s]"),
+            ("reboot", "vmct.reboot (soft) [s]"),
+            ("reboot", "vmct.reboot (soft, fell back to hard) [s]"),
+            ("cpu", "sysbench cpu: events_per_second [events/s]"),
+            ("memory", "sysbench memory: transferred [MiB/s]"),
+            ("fileio", "sysbench fileio rndrd: read [MiB/s]"),
+            # netperf TCP_RR latency [us] is not a rate: only throughput headlines
+            ("network", "netperf TCP_STREAM: throughput [Mbit/s]"),
+        ], seen)
+
+    def test_headline_cells(self):
+        h = [h for h in self.data["headlines"]
+             if h["category"] == "cpu" and h["concurrency"] == 4][0]
+        self.assertEqual({"kvm", "docker"}, set(h["kinds"]))
+        self.assertEqual("higher", h["direction"])
+        self.assertEqual(("native", 1), (h["kinds"]["kvm"]["baseline_kind"],
+                                         h["kinds"]["kvm"]["baseline_concurrency"]))
+
+    def test_lifecycle_rows(self):
+        life = self.data["lifecycle"]
+        self.assertEqual(["build", "network wait", "delete"], life["phases"])
+        self.assertEqual([("kvm", 1), ("kvm", 4), ("docker", 1), ("docker", 4)],
+                         [(r["kind"], r["concurrency"]) for r in life["rows"]])
+        build = _row(self.data, "docker", 4, "vmct.build")
+        self.assertEqual(build["mean"], life["rows"][3]["phases"]["build"]["mean"])
+
+    def test_lifecycle_falls_back_to_nova_actions(self):
+        w = sr.workload("NovaServers.boot_and_delete_server", "kvm", [sr.iteration([
+            sr.action("nova.boot_server", 5.0), sr.action("nova.delete_server", 2.0)])])
+        data = cdata.compare([sr.task(w)])
+        self.assertEqual(["build", "delete"], data["lifecycle"]["phases"])
+        self.assertEqual({"build": {"metric": "nova.boot_server", "mean": 5.0,
+                                    "sd": None, "n": 1},
+                          "delete": {"metric": "nova.delete_server", "mean": 2.0,
+                                     "sd": None, "n": 1}},
+                         data["lifecycle"]["rows"][0]["phases"])
+
+    def test_direction(self):
+        self.assertEqual("higher", cdata.direction("events/s"))
+        self.assertEqual("higher", cdata.direction("Mbit/s"))
+        self.assertEqual("lower", cdata.direction("s"))
+        self.assertEqual("lower", cdata.direction("us"))
+        self.assertIsNone(cdata.direction("count"))
+
+    def test_empty(self):
+        data = cdata.compare([])
+        self.assertEqual((None, [], [], []), (data["baseline"], data["kinds"],
+                                              data["groups"], data["headlines"]))
