@@ -39,7 +39,7 @@ PLUGIN = textwrap.dedent('''
         """Emit fixed atomic actions and charts for iteration i (test only)."""
 
         def run(self, kind=None, builds=(), nets=(), cpu=(), reboots=(),
-                fallback_on=(), fail_on=(), **kwargs):
+                fallback_on=(), fail_on=(), reboot_type="soft", **kwargs):
             i = self.context["iteration"]
             label = output.kind_of({"kind": kind})
             if builds:
@@ -51,8 +51,13 @@ PLUGIN = textwrap.dedent('''
             if nets:
                 self._atomic_actions.append(_action("vmct.wait_for_network", nets[i - 1]))
             if reboots:
-                self._atomic_actions.append(_action("vmct.reboot", reboots[i - 1]))
+                # Named by path, one action per reboot, as VMCT.boot_and_reboot_server
+                # does.
                 fell = i in fallback_on
+                name = ("vmct.reboot_soft_fell_back_to_hard" if fell
+                        else "vmct.reboot_" + reboot_type)
+                self._atomic_actions.append(_action(
+                    name, reboots[i - 1], [_action(name + ".active", reboots[i - 1] / 2)]))
                 self.add_output(additive=output.stats_chart(
                     label, output.REBOOT_PATH_GROUP, "count",
                     [("soft", 0 if fell else 1), ("soft_fell_back_to_hard", int(fell)),
@@ -212,12 +217,16 @@ class TestComparisonExport(testtools.TestCase):
         self.assertEqual([{"kind": "kvm", "concurrency": 4,
                            "counts": {"soft": 3, "soft_fell_back_to_hard": 1, "hard": 0},
                            "fallback_fraction": 0.25}], paths)
-        soft = self.group("kvm", 4, "vmct.reboot (soft)")
+        soft = self.group("kvm", 4, "vmct.reboot_soft")
         self.assertEqual(3, soft["n"])
-        self.assertAlmostEqual(10.0, soft["mean"], places=9)
-        fell = self.group("kvm", 4, "vmct.reboot (soft, fell back to hard)")
-        self.assertEqual(1, fell["n"])
+        self.assertAlmostEqual(10.0, soft["mean"], places=9)     # 8 10 12
+        self.assertAlmostEqual(2.0, soft["sd"], places=9)
+        fell = self.group("kvm", 4, "vmct.reboot_soft_fell_back_to_hard")
+        self.assertEqual((1, 0), (fell["n"], fell["failures"]))
         self.assertAlmostEqual(125.0, fell["mean"], places=9)
+        self.assertIsNone(fell["sd"])
+        child = self.group("kvm", 4, "vmct.reboot_soft_fell_back_to_hard.active")
+        self.assertAlmostEqual(62.5, child["mean"], places=9)
 
     def test_csv_matches_json(self):
         row = [r for r in self.csv if r["kind"] == "kvm" and r["metric"] == "vmct.build"
@@ -233,7 +242,7 @@ class TestComparisonExport(testtools.TestCase):
         with open(os.path.join(self.out, "cmp.html")) as f:
             page = f.read()
         self.assertIn("Instance kinds compared: native vs kvm vs docker", page)
-        self.assertIn("vmct.reboot (soft, fell back to hard) [s]", page)
+        self.assertIn("vmct.reboot_soft_fell_back_to_hard [s]", page)
         self.assertEqual(len(self.data["metrics"]) + 1, page.count('<svg class="chart'))
 
     def test_csv_and_json_types_and_baseline_option(self):

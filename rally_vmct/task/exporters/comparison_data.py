@@ -24,11 +24,15 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   every failed iteration that did not produce a metric the same workload produced in
   other iterations. Failed samples never enter the statistics.
 * **reboots**: the ``reboot path`` chart (rows soft / soft_fell_back_to_hard / hard)
-  is summed per kind x concurrency. Reboot timings (atomic actions with ``reboot``
-  in their own or a parent's name, chart groups with ``reboot`` in them) carry the
-  workload's ``reboot_type`` in their name, e.g. ``vmct.reboot (soft)``, and an
-  iteration in which any soft reboot fell back to a hard one has its reboot timings
-  reported apart as ``vmct.reboot (soft, fell back to hard)``: never averaged in.
+  is summed per kind x concurrency. rally-vmct's reboot scenario names each reboot
+  by the path it took (``vmct.reboot_soft``, ``vmct.reboot_hard``,
+  ``vmct.reboot_soft_fell_back_to_hard``), so fallbacks are their own metric. Reboot
+  timings whose names do not say soft or hard (atomic actions with ``reboot`` in
+  their own or a parent's name, chart groups with ``reboot`` in them) get the
+  workload's ``reboot_type`` appended, e.g. ``vmct.reboot (soft)``, and those of an
+  iteration in which the ``reboot path`` chart reports a fallback are reported apart
+  as ``vmct.reboot (soft, fell back to hard)``: never averaged in. A failed
+  iteration missing a fallback timing counts against the plain soft one.
 * **ratios**: each group's mean over the baseline kind's mean for the same metric at
   the same concurrency (the nearest concurrency the baseline has, marked, when it
   lacks that one), with the delta-method uncertainty of
@@ -55,24 +59,32 @@ ITERATION_GROUP = "iteration"
 SCENARIO_PREFIX = "VMCT."
 REBOOT_TYPE_ARG = "reboot_type"
 FALLBACK_PATH = "soft_fell_back_to_hard"
+FALLBACK_TAG = "fell back to hard"
 
 Metric = collections.namedtuple("Metric", ["source", "group", "name", "unit"])
 
-# Headline comparisons, in the order the summary shows them:
-# (label, atomic names tried in order) or (label, chart group prefix).
+# Headline comparisons, in the order the summary shows them.
+# Lifecycle phases: (label, atomic action names tried in order).
 LIFECYCLE_PHASES = (
     ("build", ("vmct.build", "nova.boot_server")),
     ("network wait", ("vmct.wait_for_network",)),
+    ("ssh wait", ("vmct.wait_for_ssh",)),
     ("delete", ("vmct.delete", "nova.delete_server")),
 )
+# Top-level atomic actions with this text in their name: (label, text).
+ACTION_HEADLINES = (("reboot", "reboot"), ("stop", "vmct.stop"), ("start", "vmct.start"))
+# Workload charts: (label, chart group prefix, headline metric names by preference);
+# one headline per chart group (``sysbench fileio rndrd``...).
 CHART_HEADLINES = (
-    ("cpu", "sysbench cpu"),
-    ("memory", "sysbench memory"),
-    ("fileio", "sysbench fileio"),
-    ("network", "netperf"),
+    ("cpu", "sysbench cpu", ("events_per_second", "total_time")),
+    ("memory", "sysbench memory", ("mib_per_second", "operations_per_second",
+                                   "events_per_second")),
+    ("fileio", "sysbench fileio", ("mib_per_second", "requests_per_second",
+                                   "events_per_second")),
+    ("network", "netperf", ("throughput", "transaction_rate")),
 )
-HEADLINE_ORDER = ("build", "network wait", "delete", "reboot", "cpu", "memory",
-                  "fileio", "network")
+HEADLINE_ORDER = ("build", "network wait", "ssh wait", "delete", "reboot", "stop",
+                  "start", "cpu", "memory", "fileio", "network")
 
 STAT_FIELDS = ("n", "failures", "mean", "sd", "cv", "min", "p50", "p90", "p95",
                "p99", "max", "ci_low", "ci_high")
@@ -127,6 +139,17 @@ def _name_and_args(workload):
         name, args = next(iter(scenario.items()))
         return name, args or {}
     return "", {}
+
+
+def _needs_reboot_tag(name):
+    """A reboot timing whose name does not say soft or hard."""
+    lowered = name.lower()
+    return "reboot" in lowered and "soft" not in lowered and "hard" not in lowered
+
+
+def _base_name(name):
+    """The name a fallback timing is counted under when an iteration lacks it."""
+    return name.replace("_" + FALLBACK_PATH, "_soft")
 
 
 def _number(value):
@@ -249,21 +272,29 @@ class Collector(object):
                                                     chart.get("data"))
             else:
                 charts.append((parsed, chart.get("data") or ()))
+        # Reboot timings whose names do not say which path they took get the
+        # workload's reboot type, and "fell back to hard" for iterations in which a
+        # soft reboot did; names that already say it (vmct.reboot_soft,
+        # vmct.reboot_soft_fell_back_to_hard: one per reboot) are kept as they are.
         suffix = plain_suffix = ""
         if reboot_type:
             suffix = plain_suffix = " (%s)" % reboot_type
         if fell_back:
-            suffix = (" (%s, fell back to hard)" % reboot_type if reboot_type
-                      else " (fell back to hard)")
+            suffix = (" (%s, %s)" % (reboot_type, FALLBACK_TAG) if reboot_type
+                      else " (%s)" % FALLBACK_TAG)
 
         stack = [(action, False, True)
                  for action in reversed(iteration.get("atomic_actions") or ())]
         while stack:
-            action, parent_reboot, top = stack.pop()
+            action, parent_tag, top = stack.pop()
             name = str(action.get("name"))
-            is_reboot = parent_reboot or "reboot" in name
-            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP,
-                            name + suffix if is_reboot else name, "s")
+            tag = parent_tag or _needs_reboot_tag(name)
+            if tag:
+                metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name + suffix, "s")
+                base = metric._replace(name=name + plain_suffix)
+            else:
+                metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name, "s")
+                base = metric._replace(name=_base_name(name))
             group = self._group(kind, concurrency, metric, top)
             started = _number(action.get("started_at"))
             finished = _number(action.get("finished_at"))
@@ -271,27 +302,28 @@ class Collector(object):
                 group.failures += 1
             else:
                 group.values.append(finished - started)
-            produced.add((kind, concurrency,
-                          metric._replace(name=name + plain_suffix) if is_reboot
-                          else metric))
+            produced.add((kind, concurrency, base))
             for child in reversed(action.get("children") or ()):
-                stack.append((child, is_reboot, False))
+                stack.append((child, tag, False))
 
         for (chart_kind, group_name, unit), rows in charts:
-            is_reboot = "reboot" in group_name
-            chart_group = group_name + suffix if is_reboot else group_name
-            base_group = group_name + plain_suffix if is_reboot else group_name
+            if _needs_reboot_tag(group_name):
+                chart_group, base_group = group_name + suffix, group_name + plain_suffix
+            else:
+                chart_group, base_group = group_name, _base_name(group_name)
             for row in rows:
                 if not isinstance(row, (list, tuple)) or len(row) < 2:
                     continue
-                metric = Metric(SOURCE_CHART, chart_group, str(row[0]), unit)
+                name = str(row[0])
+                metric = Metric(SOURCE_CHART, chart_group, name, unit)
                 group = self._group(chart_kind, concurrency, metric, True)
                 value = _number(row[1])
                 if value is None:
                     group.failures += 1
                 else:
                     group.values.append(value)
-                produced.add((chart_kind, concurrency, metric._replace(group=base_group)))
+                produced.add((chart_kind, concurrency,
+                              Metric(SOURCE_CHART, base_group, _base_name(name), unit)))
         return produced
 
     def _add_reboot_paths(self, kind, concurrency, rows):
@@ -404,19 +436,24 @@ class _Result(object):
                 if name in atomic:
                     chosen.append((label, atomic[name]))
                     break
-        for metric in self.metrics:
-            if (metric.source == SOURCE_ATOMIC and "reboot" in metric.name
-                    and self.c.metrics[metric]["top"]):
-                chosen.append(("reboot", metric))
-        for label, prefix in CHART_HEADLINES:
-            charts = collections.OrderedDict()
+        for label, text in ACTION_HEADLINES:
+            for metric in self.metrics:
+                if (metric.source == SOURCE_ATOMIC and text in metric.name
+                        and self.c.metrics[metric]["top"]):
+                    chosen.append((label, metric))
+        for label, prefix, preferred in CHART_HEADLINES:
+            groups = collections.OrderedDict()
             for metric in self.metrics:
                 if metric.source == SOURCE_CHART and metric.group.startswith(prefix):
-                    charts.setdefault((metric.group, metric.unit), []).append(metric)
-            rate_charts = [k for k in charts if direction(k[1]) == "higher"]
-            for key in rate_charts or list(charts):
-                # The first row of a chart is its headline figure.
-                chosen.append((label, charts[key][0]))
+                    groups.setdefault(metric.group, []).append(metric)
+            for metrics in groups.values():
+                by_name = {m.name: m for m in metrics}
+                pick = next((by_name[n] for n in preferred if n in by_name), None)
+                if pick is None:
+                    # Else the first figure of the first rate chart of the group.
+                    rates = [m for m in metrics if direction(m.unit) == "higher"]
+                    pick = (rates or metrics)[0]
+                chosen.append((label, pick))
         order = {label: i for i, label in enumerate(HEADLINE_ORDER)}
         return sorted(chosen, key=lambda item: order[item[0]])
 

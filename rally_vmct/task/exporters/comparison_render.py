@@ -17,6 +17,7 @@ KIND_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
                "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
 PHASE_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1")
 NA = "n/a"
+_SI = ("", "k", "M", "G", "T", "P", "E")
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
@@ -29,6 +30,8 @@ table{border-collapse:collapse;width:100%;font-size:12.5px;margin:6px 0 10px}
 th,td{border-bottom:1px solid #e5e7eb;padding:3px 6px;vertical-align:top}
 th{background:#f1f4f8;text-align:left;font-weight:600}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.ci{white-space:normal}
+@media (max-width:1100px){table{font-size:11.5px}.tight td,.tight th{padding:2px 3px}}
 td.better{background:#e3f4e6}td.worse{background:#fbe4e4}
 td small,th small{color:#6b7280;font-weight:normal}
 span.kind{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
@@ -45,7 +48,12 @@ def fmt(value, unit=None):
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return NA
     a = abs(value)
-    if a >= 10000 or (a < 1e15 and value == int(value)):
+    if a >= 1e6:
+        # Keeps wide tables narrow: 5.283 M instead of 5,283,367.
+        power = min(int(math.log10(a)) // 3, len(_SI) - 1)
+        text = fmt(value / 1000 ** power) + " " + _SI[power]
+        return "%s %s" % (text, unit) if unit else text
+    if a >= 10000 or value == int(value):
         text = "{:,.0f}".format(value)
     elif a >= 1:
         text = "%.*f" % (3 - int(math.floor(math.log10(a))), value)
@@ -55,6 +63,8 @@ def fmt(value, unit=None):
 
 
 def fmt_tick(value):
+    if abs(value) >= 1e6:
+        return fmt(value)
     if abs(value) >= 10000:
         return "{:,.0f}".format(value)
     return "%g" % value
@@ -294,9 +304,10 @@ def _reboot_table(data, colors):
             if path not in paths:
                 paths.append(path)
     out = ['<h2 id="reboot-paths">Reboot paths</h2><p class=note>Which way each reboot '
-           'went, as the scenarios reported it. Timings of iterations in which a soft '
-           'reboot fell back to a hard one are reported apart (metrics marked '
-           '<i>fell back to hard</i>), not averaged with real soft reboots.</p>'
+           'went, as the scenarios reported it. Soft reboots that the driver turned into '
+           'hard ones are timed apart (<i>vmct.reboot_soft_fell_back_to_hard</i>, or '
+           'metrics marked <i>fell back to hard</i>), never averaged with real soft '
+           'reboots.</p>'
            '<table class="reboots tight"><thead><tr><th>kind</th><th class=num>c</th>']
     out += ["<th class=num>%s <small>[reboots]</small></th>" % _e(p.replace("_", " "))
             for p in paths]
@@ -360,7 +371,7 @@ def _metric_section(index, metric, rows, data, colors):
         out.append("<td class=num>%s</td>" % cv)
         out += ["<td class=num>%s</td>" % fmt(r[k])
                 for k in ("min", "p50", "p90", "p95", "p99", "max")]
-        out.append("<td class=num>%s</td>%s</tr>" % (ci, ratio))
+        out.append("<td class=\"num ci\">%s</td>%s</tr>" % (ci, ratio))
     out.append("</tbody></table></section>")
     return "".join(out)
 

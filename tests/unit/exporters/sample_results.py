@@ -39,8 +39,34 @@ def task(*workloads, uuid="task-1", title="t"):
             "subtasks": [{"title": "s", "workloads": list(workloads)}]}
 
 
+def _benchmark_charts(kind, s):
+    """Charts shaped like rally_vmct.task.benchmark_report's: one per unit."""
+    chart = output.stats_chart
+    return [
+        chart(kind, "sysbench cpu", "s", [("total_time", 10.0)]),
+        chart(kind, "sysbench cpu", "ms", [("latency_avg", 0.8 / s), ("latency_p95", 1.0 / s)]),
+        chart(kind, "sysbench cpu", "events/s", [("events_per_second", 1200.0 * s)]),
+        chart(kind, "sysbench memory read", "ops/s",
+              [("operations_per_second", 5.3e6 * s ** 2)]),
+        chart(kind, "sysbench memory read", "MiB/s", [("mib_per_second", 5200.0 * s ** 2)]),
+        chart(kind, "sysbench fileio rndrd", "reads/s", [("reads_per_second", 20480 * s ** 3)]),
+        chart(kind, "sysbench fileio rndrd", "MiB/s",
+              [("read_mib_per_second", 80.0 * s ** 3), ("written_mib_per_second", 0.0),
+               ("mib_per_second", 80.0 * s ** 3)]),
+        chart(kind, "netperf TCP_STREAM", "Mbit/s", [("throughput", 9400.0 * s ** 4)]),
+        chart(kind, "netperf TCP_RR", "trans/s", [("throughput", 25000.0 * s ** 4),
+                                                  ("transaction_rate", 25000.0 * s ** 4)]),
+        chart(kind, "netperf TCP_RR", "us", [("latency_mean", 40.0 / s ** 4)]),
+    ]
+
+
 def demo_tasks(seed=7, times=12):
-    """Plausible KVM / Docker / native results: lifecycle, reboots, benchmarks."""
+    """Plausible KVM / Docker / native results: lifecycle, reboots, benchmarks.
+
+    Named like rally-vmct's scenarios name them: vmct.build, vmct.wait_for_network,
+    vmct.delete; two soft reboots per iteration, each vmct.reboot_soft or
+    vmct.reboot_soft_fell_back_to_hard with children; benchmark charts per unit.
+    """
     rng = random.Random(seed)
     speed = {"native": 1.0, "kvm": 0.93, "docker": 0.99}
     boot = {"kvm": 14.0, "docker": 3.0}
@@ -62,15 +88,21 @@ def demo_tasks(seed=7, times=12):
                                       concurrency))
             its = []
             for _ in range(times // 2):
-                fell_back = kind == "kvm" and rng.random() < 0.3
-                reboot = (125.0 if fell_back else 9.0 if kind == "kvm" else 1.5) \
-                    * rng.uniform(0.9, 1.1)
-                its.append(iteration(
-                    [action("vmct.reboot", reboot)],
-                    [output.stats_chart(kind, output.REBOOT_PATH_GROUP, "count", [
-                        ("soft", 0 if fell_back else 1),
-                        ("soft_fell_back_to_hard", 1 if fell_back else 0),
-                        ("hard", 0)])]))
+                actions = []
+                paths = dict.fromkeys(output.REBOOT_PATHS, 0)
+                for _ in range(2):
+                    fell_back = kind == "kvm" and rng.random() < 0.3
+                    path = "soft_fell_back_to_hard" if fell_back else "soft"
+                    paths[path] += 1
+                    seconds = (125.0 if fell_back else 9.0 if kind == "kvm" else 1.5) \
+                        * rng.uniform(0.9, 1.1)
+                    name = "vmct.reboot_" + path
+                    actions.append(action(name, seconds, 0.0, [
+                        action(name + ".active", seconds * 0.7),
+                        action(name + ".reachable", seconds * 0.3)]))
+                its.append(iteration(actions, [output.stats_chart(
+                    kind, output.REBOOT_PATH_GROUP, "count",
+                    [(p, paths[p]) for p in output.REBOOT_PATHS])]))
             workloads.append(workload("VMCT.boot_and_reboot_server", kind, its,
                                       concurrency, reboot_type="soft"))
     for kind in ("native", "kvm", "docker"):
@@ -78,20 +110,11 @@ def demo_tasks(seed=7, times=12):
             its = []
             for _ in range(times):
                 s = speed[kind] * rng.uniform(0.97, 1.03)
-                its.append(iteration(
-                    [action("vmct.sysbench_cpu", 10.0)],
-                    [output.stats_chart(kind, "sysbench cpu", "events/s",
-                                        [("events_per_second", 1200.0 * s)]),
-                     output.stats_chart(kind, "sysbench memory", "MiB/s",
-                                        [("transferred", 5200.0 * s ** 2)]),
-                     output.stats_chart(kind, "sysbench fileio rndrd", "MiB/s",
-                                        [("read", 80.0 * s ** 3)]),
-                     output.stats_chart(kind, "netperf TCP_STREAM", "Mbit/s",
-                                        [("throughput", 9400.0 * s ** 4)]),
-                     output.stats_chart(kind, "netperf TCP_RR", "us",
-                                        [("latency_mean", 40.0 / s ** 4)])]))
+                its.append(iteration([action("vmct.sysbench_cpu", 10.0)],
+                                     _benchmark_charts(kind, s)))
             scenario = ("VMCT.native_benchmark" if kind == "native"
                         else "VMCT.boot_and_benchmark")
-            workloads.append(workload(scenario, None if kind == "native" else kind, its,
-                                      concurrency))
+            w = workload(scenario, None, its, concurrency)
+            w["args"]["kind"] = kind if kind == "native" else {"name": kind}
+            workloads.append(w)
     return [task(*workloads, uuid="demo-task", title="demo")]

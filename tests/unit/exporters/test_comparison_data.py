@@ -332,6 +332,48 @@ class TestReboots(testtools.TestCase):
                           "vmct.reboot (soft, fell back to hard) [s]"}, labels)
 
 
+class TestRebootsNamedByPath(testtools.TestCase):
+    """How VMCT.boot_and_reboot_server reports: one action per reboot, named by path."""
+
+    def setUp(self):
+        super(TestRebootsNamedByPath, self).setUp()
+
+        def reboot(path, seconds):
+            name = "vmct.reboot_" + path
+            return sr.action(name, seconds, 0.0, [sr.action(name + ".active", seconds / 2)])
+
+        def paths(soft, fell):
+            return output.stats_chart("kvm", output.REBOOT_PATH_GROUP, "count", [
+                ("soft", soft), ("soft_fell_back_to_hard", fell), ("hard", 0)])
+
+        its = [sr.iteration([reboot("soft", 10.0), reboot("soft_fell_back_to_hard", 124.0)],
+                            [paths(1, 1)]),
+               sr.iteration([reboot("soft", 12.0), reboot("soft", 14.0)], [paths(2, 0)]),
+               sr.iteration([reboot("soft", 11.0)], error=["Timeout", "x", "tb"])]
+        self.data = cdata.compare([sr.task(sr.workload(
+            "VMCT.boot_and_reboot_server", "kvm", its, 1, reboot_type="soft"))])
+
+    def test_names_are_kept_and_each_reboot_counts_once(self):
+        soft = _row(self.data, "kvm", 1, "vmct.reboot_soft")
+        self.assertEqual((4, 11.75), (soft["n"], soft["mean"]))
+        fell = _row(self.data, "kvm", 1, "vmct.reboot_soft_fell_back_to_hard")
+        self.assertEqual((1, 124.0), (fell["n"], fell["mean"]))
+        child = _row(self.data, "kvm", 1, "vmct.reboot_soft.active")
+        self.assertEqual(4, child["n"])
+        names = [m["metric"] for m in self.data["metrics"]]
+        self.assertFalse([n for n in names if "(" in n], names)
+
+    def test_failed_iteration_without_fallback_is_not_a_fallback_failure(self):
+        # the failed 3rd iteration produced vmct.reboot_soft: nothing is missing
+        for name in ("vmct.reboot_soft", "vmct.reboot_soft_fell_back_to_hard",
+                     "vmct.reboot_soft_fell_back_to_hard.active"):
+            self.assertEqual(0, _row(self.data, "kvm", 1, name)["failures"], name)
+
+    def test_paths(self):
+        self.assertEqual({"soft": 3, "soft_fell_back_to_hard": 1, "hard": 0},
+                         self.data["reboot_paths"][0]["counts"])
+
+
 class TestHeadlinesAndLifecycle(testtools.TestCase):
 
     def setUp(self):
@@ -347,14 +389,32 @@ class TestHeadlinesAndLifecycle(testtools.TestCase):
             ("build", "vmct.build [s]"),
             ("network wait", "vmct.wait_for_network [s]"),
             ("delete", "vmct.delete [s]"),
-            ("reboot", "vmct.reboot (soft) [s]"),
-            ("reboot", "vmct.reboot (soft, fell back to hard) [s]"),
+            ("reboot", "vmct.reboot_soft [s]"),
+            ("reboot", "vmct.reboot_soft_fell_back_to_hard [s]"),
             ("cpu", "sysbench cpu: events_per_second [events/s]"),
-            ("memory", "sysbench memory: transferred [MiB/s]"),
-            ("fileio", "sysbench fileio rndrd: read [MiB/s]"),
-            # netperf TCP_RR latency [us] is not a rate: only throughput headlines
+            ("memory", "sysbench memory read: mib_per_second [MiB/s]"),
+            ("fileio", "sysbench fileio rndrd: mib_per_second [MiB/s]"),
             ("network", "netperf TCP_STREAM: throughput [Mbit/s]"),
+            ("network", "netperf TCP_RR: throughput [trans/s]"),
         ], seen)
+
+    def test_headline_without_preferred_name_takes_first_rate(self):
+        w = sr.workload("VMCT.b", "kvm", [sr.iteration(charts=[
+            output.stats_chart("kvm", "netperf UDP_RR", "us", [("latency_mean", 3.0)]),
+            output.stats_chart("kvm", "netperf UDP_RR", "pkt/s", [("rate", 9.0)]),
+            output.stats_chart("kvm", "sysbench fileio x", "ms", [("lat", 1.0)])])])
+        data = cdata.compare([sr.task(w)])
+        self.assertEqual([("fileio", "sysbench fileio x: lat [ms]"),
+                          ("network", "netperf UDP_RR: rate [pkt/s]")],
+                         [(h["category"], h["label"]) for h in data["headlines"]])
+
+    def test_stop_start_headlines(self):
+        w = sr.workload("VMCT.boot_stop_start_server", "kvm", [sr.iteration([
+            sr.action("vmct.stop", 3.0),
+            sr.action("vmct.start", 5.0, children=[sr.action("vmct.start.active", 2.0)])])])
+        data = cdata.compare([sr.task(w)])
+        self.assertEqual([("stop", "vmct.stop [s]"), ("start", "vmct.start [s]")],
+                         [(h["category"], h["label"]) for h in data["headlines"]])
 
     def test_headline_cells(self):
         h = [h for h in self.data["headlines"]

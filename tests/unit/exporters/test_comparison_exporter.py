@@ -126,6 +126,9 @@ class TestRender(testtools.TestCase):
         self.assertEqual("12,346", render.fmt(12345.6))
         self.assertEqual("0.000123", render.fmt(0.0001234))
         self.assertEqual("-3.500", render.fmt(-3.5))
+        self.assertEqual("5.283 M", render.fmt(5283367.0))
+        self.assertEqual("-12.50 G ops/s", render.fmt(-12.5e9, "ops/s"))
+        self.assertEqual("999,999", render.fmt(999999.0))
 
     def test_html_escapes_user_text(self):
         w = sr.workload("VMCT.x", "<img src=x onerror=alert(1)>", [sr.iteration(
