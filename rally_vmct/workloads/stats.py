@@ -70,6 +70,10 @@ def _check_values(values, name="values"):
         raise ValueError("%s must be a sequence of numbers, got %r" % (name, values))
     out = []
     for i, value in enumerate(values):
+        if type(value) is float and value - value == 0:
+            # Fast path for the common case (finite float); x - x is NaN for inf/NaN.
+            out.append(value)
+            continue
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError("%s[%d] must be a number, got %r; drop missing values "
                              "before computing statistics" % (name, i, value))

@@ -154,6 +154,12 @@ def _base_name(name):
 
 def _number(value):
     """A finite float, else None."""
+    kind = type(value)
+    if kind is float:
+        # x - x is 0 for finite x, NaN for inf and NaN: one cheap test.
+        return value if value - value == 0 else None
+    if kind is int:
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     value = float(value)
@@ -231,6 +237,8 @@ class Collector(object):
                                            "no rally-vmct chart"})
             return
         kind = output.kind_of(args)
+        if not isinstance(kind, str):
+            kind = str(kind)
         reboot_type = args.get(REBOOT_TYPE_ARG)
         reboot_type = reboot_type if isinstance(reboot_type, str) else None
         self.workloads.append({"task": task_uuid, "scenario": name, "kind": kind,
@@ -238,25 +246,50 @@ class Collector(object):
                                "iterations": len(iterations),
                                "failed": sum(1 for it in iterations if it.get("error"))})
         iteration_metric = Metric(SOURCE_ITERATION, ITERATION_GROUP, name, "s")
-        self._group(kind, concurrency, iteration_metric)
+        duration_group = self._group(kind, concurrency, iteration_metric)
+        plain_suffix = " (%s)" % reboot_type if reboot_type else ""
+        fallback_suffix = (" (%s, %s)" % (reboot_type, FALLBACK_TAG) if reboot_type
+                           else " (%s)" % FALLBACK_TAG)
+        cache = {}     # what a name maps to in this workload: (group, base key)
         expected = set()
         missing = []   # (produced base keys) of failed iterations
         for iteration in iterations:
-            produced = self._add_iteration(iteration, kind, concurrency, reboot_type)
+            produced = self._add_iteration(
+                iteration, kind, concurrency, plain_suffix, fallback_suffix, cache)
             expected.update(produced)
+            duration = _number(iteration.get("duration"))
             if iteration.get("error"):
                 missing.append(produced)
-            group = self.groups[(kind, concurrency, iteration_metric)]
-            duration = _number(iteration.get("duration"))
-            if iteration.get("error") or duration is None:
-                group.failures += 1
+                duration_group.failures += 1
+            elif duration is None:
+                duration_group.failures += 1
             else:
-                group.values.append(duration)
+                duration_group.values.append(duration)
         for produced in missing:
             for key in expected - produced:
                 self._group(*key).failures += 1
 
-    def _add_iteration(self, iteration, kind, concurrency, reboot_type):
+    def _atomic_entry(self, kind, concurrency, name, tag, top, suffix, plain_suffix):
+        if tag:
+            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name + suffix, "s")
+            base = metric._replace(name=name + plain_suffix)
+        else:
+            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name, "s")
+            base = metric._replace(name=_base_name(name))
+        return self._group(kind, concurrency, metric, top), (kind, concurrency, base)
+
+    def _chart_entry(self, kind, concurrency, group_name, unit, name, suffix,
+                     plain_suffix):
+        if _needs_reboot_tag(group_name):
+            chart_group, base_group = group_name + suffix, group_name + plain_suffix
+        else:
+            chart_group, base_group = group_name, _base_name(group_name)
+        metric = Metric(SOURCE_CHART, chart_group, name, unit)
+        base = Metric(SOURCE_CHART, base_group, _base_name(name), unit)
+        return self._group(kind, concurrency, metric, True), (kind, concurrency, base)
+
+    def _add_iteration(self, iteration, kind, concurrency, plain_suffix, fallback_suffix,
+                       cache):
         """Record one iteration; returns the base keys it produced."""
         produced = set()
         charts = []
@@ -276,54 +309,53 @@ class Collector(object):
         # workload's reboot type, and "fell back to hard" for iterations in which a
         # soft reboot did; names that already say it (vmct.reboot_soft,
         # vmct.reboot_soft_fell_back_to_hard: one per reboot) are kept as they are.
-        suffix = plain_suffix = ""
-        if reboot_type:
-            suffix = plain_suffix = " (%s)" % reboot_type
-        if fell_back:
-            suffix = (" (%s, %s)" % (reboot_type, FALLBACK_TAG) if reboot_type
-                      else " (%s)" % FALLBACK_TAG)
+        suffix = fallback_suffix if fell_back else plain_suffix
 
         stack = [(action, False, True)
                  for action in reversed(iteration.get("atomic_actions") or ())]
         while stack:
             action, parent_tag, top = stack.pop()
             name = str(action.get("name"))
-            tag = parent_tag or _needs_reboot_tag(name)
-            if tag:
-                metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name + suffix, "s")
-                base = metric._replace(name=name + plain_suffix)
-            else:
-                metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name, "s")
-                base = metric._replace(name=_base_name(name))
-            group = self._group(kind, concurrency, metric, top)
+            key = ("a", name, parent_tag, top, suffix)
+            entry = cache.get(key)
+            if entry is None:
+                tag = parent_tag or _needs_reboot_tag(name)
+                entry = cache[key] = self._atomic_entry(
+                    kind, concurrency, name, tag, top, suffix, plain_suffix) + (tag,)
+            group, base, tag = entry
             started = _number(action.get("started_at"))
             finished = _number(action.get("finished_at"))
             if action.get("failed") or started is None or finished is None:
                 group.failures += 1
             else:
                 group.values.append(finished - started)
-            produced.add((kind, concurrency, base))
-            for child in reversed(action.get("children") or ()):
-                stack.append((child, tag, False))
+            produced.add(base)
+            children = action.get("children")
+            if children:
+                for child in reversed(children):
+                    stack.append((child, tag, False))
 
         for (chart_kind, group_name, unit), rows in charts:
-            if _needs_reboot_tag(group_name):
-                chart_group, base_group = group_name + suffix, group_name + plain_suffix
-            else:
-                chart_group, base_group = group_name, _base_name(group_name)
             for row in rows:
                 if not isinstance(row, (list, tuple)) or len(row) < 2:
                     continue
-                name = str(row[0])
-                metric = Metric(SOURCE_CHART, chart_group, name, unit)
-                group = self._group(chart_kind, concurrency, metric, True)
+                key = ("c", chart_kind, group_name, unit, row[0], suffix)
+                try:
+                    group, base = cache[key]
+                except KeyError:
+                    group, base = cache[key] = self._chart_entry(
+                        chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
+                        plain_suffix)
+                except TypeError:    # unhashable row name
+                    group, base = self._chart_entry(
+                        chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
+                        plain_suffix)
                 value = _number(row[1])
                 if value is None:
                     group.failures += 1
                 else:
                     group.values.append(value)
-                produced.add((chart_kind, concurrency,
-                              Metric(SOURCE_CHART, base_group, _base_name(name), unit)))
+                produced.add(base)
         return produced
 
     def _add_reboot_paths(self, kind, concurrency, rows):

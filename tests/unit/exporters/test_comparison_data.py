@@ -243,10 +243,10 @@ class TestFailures(testtools.TestCase):
     def test_non_numeric_chart_value_is_a_failure(self):
         its = [sr.iteration(charts=[output.stats_chart(
             "kvm", "sysbench cpu", "events/s", [("eps", v)])])
-            for v in (10, None, float("nan"), "12", 14)]
+            for v in (10, None, float("nan"), "12", 14.0, float("-inf"), True)]
         data = cdata.compare([sr.task(sr.workload("VMCT.b", "kvm", its))])
         r = _row(data, "kvm", 1, "eps", cdata.SOURCE_CHART)
-        self.assertEqual((2, 3, 12.0), (r["n"], r["failures"], r["mean"]))
+        self.assertEqual((2, 5, 12.0), (r["n"], r["failures"], r["mean"]))
 
     def test_ignores_foreign_charts(self):
         its = [sr.iteration(charts=[

@@ -42,6 +42,8 @@ class TestBasics(testtools.TestCase):
         self.assertIn("values[1]", str(e))
         e = self.assertRaises(ValueError, stats.summary, [1.0, float("nan")])
         self.assertIn("values[1]", str(e))
+        e = self.assertRaises(ValueError, stats.summary, [1.0, 2.0, float("inf")])
+        self.assertIn("values[2]", str(e))
         self.assertRaises(ValueError, stats.sd, [1, "2"])
         self.assertRaises(ValueError, stats.mean, [True, 2])
         self.assertRaises(ValueError, stats.mean, None)
