@@ -19,6 +19,8 @@ import textwrap
 import fixtures
 import testtools
 
+from tests.functional import test_comparison_export_browser as browser_test
+
 RALLY = os.path.join(os.path.dirname(sys.executable), "rally")
 
 PLUGIN = textwrap.dedent('''
@@ -244,6 +246,21 @@ class TestComparisonExport(testtools.TestCase):
         self.assertIn("Instance kinds compared: native vs kvm vs docker", page)
         self.assertIn("vmct.reboot_soft_fell_back_to_hard [s]", page)
         self.assertEqual(len(self.data["metrics"]) + 1, page.count('<svg class="chart'))
+
+    def test_exported_page_in_chromium(self):
+        page = os.path.join(self.out, "cmp.html")
+        with browser_test.Browser() as browser:
+            browser.open_page("file://" + page, width=1280)
+            layout = browser.evaluate(browser_test.LAYOUT_PROBE)
+            shot = os.path.join(browser_test.results_dir(), "comparison-export-rally.png")
+            browser.screenshot(shot)
+            problems = browser.problems()
+            requests = browser.requests()
+        self.assertEqual([], problems)
+        self.assertEqual(["file://" + page], requests)
+        self.assertEqual(len(self.data["metrics"]) + 1, layout["chartsDrawn"])
+        self.assertEqual(len(self.data["headlines"]), layout["summaryRows"])
+        self.assertLessEqual(layout["scrollWidth"], layout["innerWidth"])
 
     def test_csv_and_json_types_and_baseline_option(self):
         dest = os.path.join(self.out, "only.json")

@@ -4,8 +4,8 @@ Chromium is driven over the DevTools protocol on a pipe (``--remote-debugging-pi
 NUL-separated JSON on fds 3 and 4, no port opened). The test loads the page from
 ``file://``, collects console messages, exceptions, log entries and every network
 request, checks that charts and tables are laid out and that nothing needs sideways
-scrolling, and saves a full-page screenshot to ``$VMCT_RESULTS`` (a temp dir when
-unset).
+scrolling, and saves a full-page screenshot to ``$VMCT_RESULTS`` (``/tmp/vmct-results``
+when unset).
 
 Chromium comes from Debian's ``chromium`` package; when it is missing and the test
 runs as root with apt-get available, the test installs it (once).
@@ -245,9 +245,9 @@ LAYOUT_PROBE = """(() => {
 
 
 def results_dir():
-    path = os.environ.get("VMCT_RESULTS")
-    if not path:
-        path = tempfile.mkdtemp(prefix="vmct-results-")
+    """Where screenshots go: $VMCT_RESULTS, else one fixed dir under /tmp."""
+    path = os.environ.get("VMCT_RESULTS") or os.path.join(tempfile.gettempdir(),
+                                                          "vmct-results")
     os.makedirs(path, exist_ok=True)
     return path
 

@@ -200,6 +200,16 @@ class TestRunnerAndScope(testtools.TestCase):
         self.assertEqual([], data["skipped_workloads"])
         self.assertEqual(5, _row(data, "docker", 1, "eps", cdata.SOURCE_CHART)["mean"])
 
+    def test_several_tasks_merge_into_the_same_groups(self):
+        one = sr.task(sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 2.0)])],
+                                  4), uuid="A")
+        two = sr.task(sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 4.0)])],
+                                  4), uuid="B")
+        data = cdata.compare([one, two])
+        self.assertEqual(["A", "B"], [t["uuid"] for t in data["tasks"]])
+        r = _row(data, "kvm", 4, "vmct.build")
+        self.assertEqual((2, 3.0), (r["n"], r["mean"]))
+
     def test_json_report_shape(self):
         w = {"scenario": {BOOT: {"kind": {"name": "kvm"}}},
              "runner": {"constant": {"times": 1, "concurrency": 3}},
