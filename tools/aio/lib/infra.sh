@@ -70,7 +70,13 @@ start_libvirt() {
     if [ -e /dev/kvm ]; then chgrp kvm /dev/kvm && chmod 660 /dev/kvm; fi
     # never let libvirt's NAT network (virbr0, a routed private range) come up
     rm -f /etc/libvirt/qemu/networks/autostart/default.xml
-    mkdir -p /var/run/libvirt
+    mkdir -p /var/run/libvirt /etc/libvirt/hooks
+    # our qemu hook (see tools/aio/libvirt-hook-qemu); libvirtd reads hooks only when it starts
+    if printf '#!/bin/sh\n# installed by vmct tools/aio/up\nVMCT_AIO_DIR=%s exec %s "$@"\n' \
+            "$S" "$AIO_TOOLS/libvirt-hook-qemu" | write_if_changed /etc/libvirt/hooks/qemu; then
+        chmod 755 /etc/libvirt/hooks/qemu
+        if pidfile_alive libvirtd; then log "libvirt hook changed: restarting libvirtd"; stop_svc libvirtd; fi
+    fi
     if ! pidfile_alive virtlogd; then
         /usr/sbin/virtlogd -d -p "$S/pids/virtlogd.pid" 9>&-
     fi

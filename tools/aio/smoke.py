@@ -1,0 +1,166 @@
+"""Smoke test of the AIO with the vmct QEMU guest, timed with fast polling (0.1 s).
+
+boot -> ACTIVE -> SSH through the access namespace (proxy command) -> sysbench/netperf present
+-> hard reboot -> SSH -> soft reboot (must stay soft: the guest powers off on ACPI) -> SSH
+-> delete -> gone, and nothing of it left (server, ports, keypair).
+Exit 0 when every step passed. Run by tools/aio/smoke (AIO venv python, admin credentials).
+"""
+
+import io
+import json
+import logging
+import os
+import sys
+import time
+import uuid
+
+import openstack
+import paramiko
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+POLL = 0.1
+ARGS = os.path.join(os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio"), "task-args.yaml")
+
+
+def task_args():
+    """The few scalar keys of task-args.yaml we need (no YAML dependency)."""
+    out = {}
+    for line in open(ARGS):
+        key, sep, val = line.strip().partition(":")
+        if sep and val.strip() and not line.startswith("#"):
+            out.setdefault(key.strip(), val.split("#")[0].strip().strip('"'))
+    return out
+
+
+class Smoke:
+    def __init__(self):
+        self.conn = openstack.connect(
+            auth_url=os.environ["OS_AUTH_URL"], username=os.environ["OS_USERNAME"],
+            password=os.environ["OS_PASSWORD"], project_name=os.environ["OS_PROJECT_NAME"],
+            user_domain_name="Default", project_domain_name="Default", region_name="RegionOne")
+        self.args = task_args()
+        self.results = {}
+        self.failures = []
+
+    def step(self, name, seconds, note=""):
+        self.results[name] = round(seconds, 2)
+        print("%-34s %7.2f s %s" % (name, seconds, note), flush=True)
+
+    def check(self, ok, what):
+        print("%-34s %s" % (what, "ok" if ok else "FAILED"), flush=True)
+        if not ok:
+            self.failures.append(what)
+
+    def wait_status(self, server, want, timeout=300, leave=None):
+        """Poll until status == want (and no task_state); if leave, first until status != leave."""
+        t0 = time.monotonic()
+        left = None
+        while time.monotonic() - t0 < timeout:
+            s = self.conn.compute.get_server(server)
+            if s.status == "ERROR":
+                raise RuntimeError("server ERROR: %s" % s.fault)
+            if leave and left is None and (s.status != leave or s.task_state):
+                left = time.monotonic() - t0
+            if s.status == want and not s.task_state and (not leave or left is not None):
+                return time.monotonic() - t0, left
+            time.sleep(POLL)
+        raise RuntimeError("timeout waiting for %s" % want)
+
+    def ssh(self, ip, cmd, timeout=5):
+        proxy = paramiko.ProxyCommand(self.args["proxy_command"].replace("%h", ip).replace("%p", "22"))
+        c = paramiko.SSHClient()
+        c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        try:
+            c.connect(ip, username=self.args.get("ssh_user", "root"), pkey=self.pkey, sock=proxy,
+                      timeout=timeout, banner_timeout=timeout, auth_timeout=timeout,
+                      look_for_keys=False, allow_agent=False)
+            _, out, err = c.exec_command("LC_ALL=C " + cmd, timeout=30)
+            rc = out.channel.recv_exit_status()
+            return rc, out.read().decode(), err.read().decode()
+        finally:
+            c.close()
+            proxy.close()
+
+    def wait_ssh(self, ip, timeout=120):
+        t0 = time.monotonic()
+        last = None
+        while time.monotonic() - t0 < timeout:
+            try:
+                rc, out, _ = self.ssh(ip, "cat /proc/uptime", timeout=3)
+                if rc == 0:
+                    return time.monotonic() - t0, float(out.split()[0])
+            except Exception as e:  # noqa: BLE001 - not reachable yet
+                last = e
+            time.sleep(POLL)
+        raise RuntimeError("no SSH to %s after %d s: %r" % (ip, timeout, last))
+
+    def console(self, server):
+        return self.conn.compute.get_server_console_output(server).get("output", "")
+
+    def run(self):
+        c = self.conn.compute
+        name = "vmct-smoke-" + uuid.uuid4().hex[:6]
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption()).decode()
+        self.pkey = paramiko.RSAKey.from_private_key(io.StringIO(pem))
+        pub = "ssh-rsa " + self.pkey.get_base64() + " vmct-smoke"
+        kp = c.create_keypair(name=name, public_key=pub)
+        kind = {"image": "vmct-qemu-guest", "flavor": "vmct.tiny", "availability_zone": "qemu"}
+        image = self.conn.image.find_image(kind["image"])
+        flavor = c.find_flavor(kind["flavor"])
+        server = None
+        try:
+            t0 = time.monotonic()
+            server = c.create_server(name=name, image_id=image.id, flavor_id=flavor.id,
+                                     key_name=name, availability_zone=kind["availability_zone"],
+                                     networks=[{"uuid": self.args["network_id"]}])
+            self.step("boot -> ACTIVE", self.wait_status(server, "ACTIVE")[0])
+            server = c.get_server(server)
+            ip = [a["addr"] for net in server.addresses.values() for a in net][0]
+            t_ssh, uptime = self.wait_ssh(ip)
+            self.step("ACTIVE -> SSH ok", t_ssh, "(guest uptime %.1f s, ip %s)" % (uptime, ip))
+            self.step("boot -> SSH ok (total)", time.monotonic() - t0)
+            self.check(c.get_server(server).compute_host is not None
+                       and server.availability_zone == kind["availability_zone"],
+                       "scheduled to AZ %s" % kind["availability_zone"])
+            rc, out, _ = self.ssh(ip, "sysbench --version")
+            self.check(rc == 0 and out.startswith("sysbench 1."), "sysbench --version: " + out.strip())
+            rc, out, _ = self.ssh(ip, "netperf -V")
+            self.check(rc == 0 and "Netperf version 2." in out, "netperf -V: " + out.strip())
+            rc, out, _ = self.ssh(ip, "sysbench cpu --time=2 run | grep 'events per second'")
+            self.check(rc == 0, "sysbench cpu 2 s: " + out.strip())
+            for kind_ in ("HARD", "SOFT"):
+                t0 = time.monotonic()
+                c.reboot_server(server, kind_)
+                t_active, t_left = self.wait_status(server, "ACTIVE", leave="ACTIVE")
+                t_ssh, uptime = self.wait_ssh(ip)
+                self.step("reboot %s -> ACTIVE" % kind_, t_active, "(left ACTIVE after %.2f s)" % t_left)
+                self.step("reboot %s -> SSH ok" % kind_, time.monotonic() - t0,
+                          "(guest uptime %.1f s)" % uptime)
+                self.check(uptime < time.monotonic() - t0 + 1, "reboot %s restarted the guest" % kind_)
+                if kind_ == "SOFT":
+                    # libvirt falls back to a hard reboot only after wait_soft_reboot_seconds (20)
+                    self.check(t_active < 20, "soft reboot stayed soft (< 20 s)")
+            t0 = time.monotonic()
+            c.delete_server(server)
+            while c.find_server(server.id):
+                time.sleep(POLL)
+            self.step("delete -> gone", time.monotonic() - t0)
+            ports = [p.id for p in self.conn.network.ports(device_id=server.id)]
+            self.check(not ports, "no ports left for the server")
+            server = None
+        finally:
+            if server is not None:
+                c.delete_server(server, ignore_missing=True)
+            c.delete_keypair(kp, ignore_missing=True)
+        self.check(c.find_keypair(name) is None, "keypair deleted")
+        self.check(not [s for s in c.servers(all_projects=True) if s.name == name], "no server left")
+        print(json.dumps(self.results))
+        return 1 if self.failures else 0
+
+
+if __name__ == "__main__":
+    logging.getLogger("paramiko").setLevel(logging.CRITICAL)
+    sys.exit(Smoke().run())
