@@ -41,8 +41,8 @@ def image_meta(image_id=None, container_format='docker', **props):
     return objects.ImageMeta.from_dict(data)
 
 
-def vif(port_id=None, mac='fa:16:3e:00:00:01', address='192.0.2.10',
-        cidr='192.0.2.0/24', gateway='192.0.2.1', bridge='br-int', mtu=1400,
+def vif(port_id=None, mac='fa:16:3e:00:00:01', address='198.51.100.10',
+        cidr='198.51.100.0/24', gateway='198.51.100.1', bridge='br-int', mtu=1400,
         active=True, routes=(), dns=(), v6=None):
     """A nova.network.model.VIF with one IPv4 (and optional IPv6) subnet."""
     port_id = port_id or str(uuid.uuid4())

@@ -5,11 +5,12 @@ host: Glance (the image bytes come from a local ``docker save`` tarball of the
 workload image, tools/images/docker/build) and Neutron/OVS (the host ends go
 to a Linux bridge this test creates, ``[docker]host_attach=linuxbridge``).
 Instances are reached over SSH from a network namespace the test creates on
-that bridge (TEST-NET-1 192.0.2.0/24, never routed from the root namespace).
+that bridge (TEST-NET-2 198.51.100.0/24, never routed from the root namespace).
 """
 
 import json
 import os
+import shlex
 import subprocess
 import tempfile
 import time
@@ -35,7 +36,7 @@ BUILD = os.path.join(REPO, 'tools', 'images', 'docker', 'build')
 IMAGE = os.environ.get('VMCT_DOCKER_IMAGE', 'vmct-workload:latest')
 IMAGE_TAR = os.environ.get('VMCT_DOCKER_IMAGE_TAR',
                            '/var/tmp/vmct-images/docker/vmct-workload.tar')
-GATEWAY = '192.0.2.1'
+GATEWAY = '198.51.100.1'
 PREFIX = 24
 TIMINGS = os.environ.get('VMCT_DOCKER_TIMINGS')
 
@@ -69,20 +70,37 @@ def record_timing(name, seconds):
 
 
 class TestNetwork(fixtures.Fixture):
-    """A Linux bridge plus a client netns on it holding the gateway address."""
+    """A bridge plus a client netns on it holding the gateway address.
+
+    kind 'linux': a Linux bridge; kind 'ovs': a bridge with the userspace
+    datapath in the running Open vSwitch. Both are created here and deleted
+    at cleanup, with the client namespace and its veth.
+    """
+
+    def __init__(self, kind='linux'):
+        super().__init__()
+        self.kind = kind
 
     def _setUp(self):
         tag = uuid.uuid4().hex[:6]
-        self.bridge = 'vmctbr' + tag
+        self.bridge = ('vmctbr' if self.kind == 'linux' else 'vmct-tbr') + tag
         self.netns = 'vmct-fn-' + tag
         self.veth = 'vmctgw' + tag
         self.addCleanup(self._cleanup)
-        run('ip', 'link', 'add', self.bridge, 'type', 'bridge')
+        if self.kind == 'linux':
+            run('ip', 'link', 'add', self.bridge, 'type', 'bridge')
+        else:
+            run('ovs-vsctl', '--timeout=30', 'add-br', self.bridge, '--',
+                'set', 'Bridge', self.bridge, 'datapath_type=netdev')
         run('ip', 'link', 'set', self.bridge, 'up')
         run('ip', 'netns', 'add', self.netns)
         run('ip', 'link', 'add', self.veth, 'type', 'veth', 'peer', 'name',
             'gw0', 'netns', self.netns)
-        run('ip', 'link', 'set', self.veth, 'master', self.bridge)
+        if self.kind == 'linux':
+            run('ip', 'link', 'set', self.veth, 'master', self.bridge)
+        else:
+            run('ovs-vsctl', '--timeout=30', 'add-port', self.bridge,
+                self.veth)
         run('ip', 'link', 'set', self.veth, 'up')
         self.in_ns('ip', 'link', 'set', 'lo', 'up')
         self.in_ns('ip', 'addr', 'add', '%s/%d' % (GATEWAY, PREFIX), 'dev',
@@ -92,22 +110,38 @@ class TestNetwork(fixtures.Fixture):
     def _cleanup(self):
         run('ip', 'link', 'del', self.veth, check=False)
         run('ip', 'netns', 'del', self.netns, check=False)
-        run('ip', 'link', 'del', self.bridge, check=False)
+        if self.kind == 'linux':
+            run('ip', 'link', 'del', self.bridge, check=False)
+        else:
+            run('ovs-vsctl', '--timeout=30', '--if-exists', 'del-br',
+                self.bridge, check=False)
+
+    def bridge_ports(self):
+        if self.kind == 'ovs':
+            return sorted(run('ovs-vsctl', '--timeout=30', 'list-ports',
+                              self.bridge).stdout.split())
+        out = run('ip', '-o', 'link', 'show', 'master', self.bridge).stdout
+        return sorted(line.split(':')[1].strip().split('@')[0]
+                      for line in out.splitlines() if line.strip())
 
     def in_ns(self, *cmd, check=True, timeout=60):
         return run('ip', 'netns', 'exec', self.netns, *cmd, check=check,
                    timeout=timeout)
-
-    def bridge_ports(self):
-        out = run('ip', '-o', 'link', 'show', 'master', self.bridge).stdout
-        return sorted(line.split(':')[1].strip().split('@')[0]
-                      for line in out.splitlines() if line.strip())
 
     def tcp_open(self, address, port=22, timeout=0.5):
         code = ('import socket,sys\n'
                 's=socket.socket()\ns.settimeout(%r)\n'
                 'sys.exit(s.connect_ex((%r,%d)))' % (timeout, address, port))
         return self.in_ns('python3', '-c', code, check=False).returncode == 0
+
+    def ssh_banner(self, address, port=22, timeout=2.0):
+        """The first line sshd sends, or None if none comes in time."""
+        code = ('import socket,sys\n'
+                's=socket.create_connection((%r,%d),%r)\n'
+                'sys.stdout.write(s.recv(64).decode())' % (address, port,
+                                                           timeout))
+        r = self.in_ns('python3', '-c', code, check=False)
+        return r.stdout.strip() if r.returncode == 0 and r.stdout else None
 
     def wait_tcp(self, address, port=22, timeout=30):
         start = time.monotonic()
@@ -122,6 +156,8 @@ class TestNetwork(fixtures.Fixture):
 class DriverTestCase(testtools.TestCase):
     """Loads the driver through Nova's loader against the real engine."""
 
+    NETWORK = 'linux'
+
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.Timeout(300, gentle=True))
@@ -133,10 +169,12 @@ class DriverTestCase(testtools.TestCase):
         self.host = 'vmct-ftest-' + uuid.uuid4().hex[:6]
         self.conf.config(host=self.host, instances_path=self.tmp,
                          vif_plugging_timeout=0)
-        self.conf.config(group='docker', host_attach='linuxbridge',
+        self.conf.config(group='docker',
+                         host_attach=('ovs' if self.NETWORK == 'ovs'
+                                      else 'linuxbridge'),
                          soft_reboot_timeout=10,
                          image_repository='vmct-ftest-glance')
-        self.net = self.useFixture(TestNetwork())
+        self.net = self.useFixture(TestNetwork(self.NETWORK))
         self.driver = virt_driver.load_compute_driver(
             fake_virt.FakeVirtAPI(), 'docker.DockerDriver')
         self.fetches = []
@@ -165,7 +203,7 @@ class DriverTestCase(testtools.TestCase):
                 if tag.startswith('vmct-ftest-glance/'):
                     self.docker.images.remove(tag)
 
-    def make_instance(self, address='192.0.2.10', mac='fa:16:3e:00:00:10',
+    def make_instance(self, address='198.51.100.10', mac='fa:16:3e:00:00:10',
                       **kw):
         vif = helpers.vif(mac=mac, address=address, gateway=GATEWAY,
                           bridge=self.net.bridge, mtu=1400)
@@ -198,7 +236,8 @@ class DriverTestCase(testtools.TestCase):
             'ssh', '-i', self.key_path, '-o', 'BatchMode=yes',
             '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
             '-o', 'ConnectTimeout=5', '-o', 'LogLevel=ERROR',
-            'root@%s' % address, '--', *cmd, check=check)
+            # ssh hands the command to the remote shell: quote every word
+            'root@%s' % address, '--', shlex.join(cmd), check=check)
 
     def container(self, inst):
         return self.docker.api.inspect_container('nova-%s' % inst.uuid)

@@ -16,17 +16,17 @@ class TestSpawnDestroy(base.DriverTestCase):
         base.record_timing('spawn_first (incl. docker load)', t_spawn)
         self.assertEqual(power_state.RUNNING,
                          self.driver.get_info(inst).state)
-        t_ssh = self.wait_ssh('192.0.2.10')
+        t_ssh = self.wait_ssh('198.51.100.10')
         base.record_timing('spawn_return_to_ssh', t_ssh)
         self.assertEqual('vmct-spawn',
-                         self.ssh('192.0.2.10', 'hostname').stdout.strip())
-        link = self.ssh('192.0.2.10', 'ip', '-o', 'link', 'show',
+                         self.ssh('198.51.100.10', 'hostname').stdout.strip())
+        link = self.ssh('198.51.100.10', 'ip', '-o', 'link', 'show',
                         'eth0').stdout
         self.assertIn('fa:16:3e:00:00:10', link)
         self.assertIn('mtu 1400', link)
-        route = self.ssh('192.0.2.10', 'ip', 'route', 'show',
+        route = self.ssh('198.51.100.10', 'ip', 'route', 'show',
                          'default').stdout
-        self.assertIn('via 192.0.2.1 dev eth0', route)
+        self.assertIn('via 198.51.100.1 dev eth0', route)
         attrs = self.container(inst)
         self.assertEqual('none', attrs['HostConfig']['NetworkMode'])
         self.assertEqual(10 ** 9, attrs['HostConfig']['NanoCpus'])
@@ -49,3 +49,183 @@ class TestSpawnDestroy(base.DriverTestCase):
         self.assertNotIn(inst.uuid, self.driver.list_instance_uuids())
         # destroy again: a missing container is not an error
         self.driver.destroy(self.ctx, inst, nw)
+
+
+class TestRunningInstance(base.DriverTestCase):
+    """One instance per test, booted in setUp."""
+
+    ADDRESS = '198.51.100.20'
+
+    def setUp(self):
+        super().setUp()
+        self.inst, self.nw = self.make_instance(address=self.ADDRESS,
+                                                mac='fa:16:3e:00:00:20')
+        self.spawn(self.inst, self.nw)
+        self.wait_ssh(self.ADDRESS)
+
+    def _state(self):
+        return self.container(self.inst)['State']
+
+    def _kill_signals(self, since):
+        """Signals Docker sent the container since ``since`` (events)."""
+        events = self.docker.events(
+            since=since, until=time.time() + 0.01, decode=True,
+            filters={'container': 'nova-%s' % self.inst.uuid,
+                     'event': 'kill'})
+        return [e['Actor']['Attributes'].get('signal') for e in events]
+
+    def _assert_rebooted(self, before, kind):
+        after = self._state()
+        self.assertTrue(after['Running'])
+        self.assertNotEqual(before['StartedAt'], after['StartedAt'])
+        self.assertNotEqual(before['Pid'], after['Pid'])
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+        t = self.wait_ssh(self.ADDRESS)
+        base.record_timing('reboot_%s_return_to_ssh' % kind, t)
+        # the network was plugged again into the new netns
+        self.assertTrue(self.host_dev_exists(self.nw))
+        self.assertIn('fa:16:3e:00:00:20', self.ssh(
+            self.ADDRESS, 'ip', '-o', 'link', 'show', 'eth0').stdout)
+
+    def test_soft_reboot(self):
+        before = self._state()
+        since = time.time() - 0.01
+        start = time.monotonic()
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'SOFT')
+        base.record_timing('reboot_soft', time.monotonic() - start)
+        # sshd stops on SIGTERM: a graceful stop, never a kill
+        self.assertEqual(['15'], self._kill_signals(since))
+        self._assert_rebooted(before, 'soft')
+
+    def test_hard_reboot(self):
+        before = self._state()
+        since = time.time() - 0.01
+        start = time.monotonic()
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'HARD')
+        base.record_timing('reboot_hard', time.monotonic() - start)
+        self.assertEqual(['9'], self._kill_signals(since))   # SIGKILL only
+        self._assert_rebooted(before, 'hard')
+
+    def test_soft_reboot_of_stopped_instance_starts_it(self):
+        self.driver.power_off(self.inst, timeout=0)
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'SOFT')
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+        self.wait_ssh(self.ADDRESS)
+
+    def test_power_off_on(self):
+        start = time.monotonic()
+        self.driver.power_off(self.inst, timeout=5)
+        base.record_timing('power_off_graceful', time.monotonic() - start)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(self.inst).state)
+        self.assertFalse(self.host_dev_exists(self.nw))
+        self.assertFalse(self.net.tcp_open(self.ADDRESS))
+        start = time.monotonic()
+        self.driver.power_on(self.ctx, self.inst, self.nw)
+        base.record_timing('power_on', time.monotonic() - start)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+        self.wait_ssh(self.ADDRESS)
+        # power_on of a running instance only makes sure it is plugged
+        self.driver.power_on(self.ctx, self.inst, self.nw)
+        self.wait_ssh(self.ADDRESS)
+
+    def test_power_off_forced(self):
+        start = time.monotonic()
+        self.driver.power_off(self.inst, timeout=0)
+        base.record_timing('power_off_forced', time.monotonic() - start)
+        self.assertEqual(137, self._state()['ExitCode'])
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(self.inst).state)
+
+    def test_console_output_is_current_boot_only(self):
+        first = self.driver.get_console_output(self.ctx, self.inst)
+        self.assertIsInstance(first, bytes)
+        self.assertEqual(1, first.count(b'Server listening on 0.0.0.0'))
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'HARD')
+        self.wait_ssh(self.ADDRESS)
+        second = self.driver.get_console_output(self.ctx, self.inst)
+        self.assertEqual(1, second.count(b'Server listening on 0.0.0.0'))
+        everything = self.docker.api.logs('nova-%s' % self.inst.uuid)
+        self.assertEqual(2, everything.count(b'Server listening on 0.0.0.0'))
+
+    def test_pause_unpause(self):
+        self.driver.pause(self.inst)
+        self.assertEqual(power_state.PAUSED,
+                         self.driver.get_info(self.inst).state)
+        # the kernel still accepts connections, but frozen sshd says nothing
+        self.assertIsNone(self.net.ssh_banner(self.ADDRESS, timeout=1))
+        self.driver.unpause(self.inst)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+        self.assertTrue(self.net.ssh_banner(self.ADDRESS).startswith(
+            'SSH-2.0-'))
+
+    def test_plug_vifs_replugs_lost_interface(self):
+        # somebody deleted the host end: plug_vifs (init_host) restores it
+        base.run('ip', 'link', 'del', self.nw[0]['devname'])
+        self.assertFalse(self.net.tcp_open(self.ADDRESS, timeout=0.3))
+        self.driver.plug_vifs(self.inst, self.nw)
+        self.wait_ssh(self.ADDRESS)
+
+
+class TestSpawnVariants(base.DriverTestCase):
+
+    def test_second_spawn_uses_cached_image(self):
+        inst1, nw1 = self.make_instance(address='198.51.100.31',
+                                        mac='fa:16:3e:00:00:31')
+        inst2, nw2 = self.make_instance(address='198.51.100.32',
+                                        mac='fa:16:3e:00:00:32')
+        self.spawn(inst1, nw1)
+        t = self.spawn(inst2, nw2)
+        base.record_timing('spawn_cached_image', t)
+        self.assertEqual([self.image_id], self.fetches)
+        self.wait_ssh('198.51.100.31')
+        self.wait_ssh('198.51.100.32')
+        # the two instances reach each other over the bridge
+        banner = self.ssh('198.51.100.31', 'bash', '-c',
+                          'exec 3<>/dev/tcp/198.51.100.32/22; head -c 8 <&3')
+        self.assertEqual('SSH-2.0-', banner.stdout)
+
+    def test_spawn_powered_off(self):
+        inst, nw = self.make_instance(address='198.51.100.33')
+        self.spawn(inst, nw, power_on=False)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(inst).state)
+        self.assertFalse(self.host_dev_exists(nw))
+        self.driver.power_on(self.ctx, inst, nw)
+        self.wait_ssh('198.51.100.33')
+
+    def test_spawn_refuses_non_docker_image_and_leaves_nothing(self):
+        inst, nw = self.make_instance(address='198.51.100.34')
+        image = base.helpers.image_meta(container_format='bare')
+        self.assertRaises(exception.ImageUnacceptable, self.spawn, inst, nw,
+                          image)
+        self.assertRaises(exception.InstanceNotFound,
+                          self.driver.get_info, inst)
+        self.assertEqual([], self.fetches)
+
+    def test_failed_start_removes_container_and_veth(self):
+        inst, nw = self.make_instance(address='198.51.100.35')
+        image = base.helpers.image_meta(self.image_id,
+                                        os_command_line='/bin/false')
+        self.assertRaises(exception.InstancePowerOnFailure, self.spawn,
+                          inst, nw, image)
+        self.assertRaises(exception.InstanceNotFound,
+                          self.driver.get_info, inst)
+        self.assertFalse(self.host_dev_exists(nw))
+        self.assertEqual([self.net.veth], self.net.bridge_ports())
+
+    def test_key_and_hostname_injected(self):
+        inst, nw = self.make_instance(address='198.51.100.36',
+                                      hostname='web-36')
+        self.spawn(inst, nw)
+        self.wait_ssh('198.51.100.36')
+        out = self.ssh('198.51.100.36', 'sh', '-c',
+                       'hostname; stat -c %a /root/.ssh/authorized_keys; '
+                       'cat /root/.ssh/authorized_keys').stdout.split('\n')
+        self.assertEqual('web-36', out[0])
+        self.assertEqual('600', out[1])
+        self.assertEqual(self.key_data.strip(), out[2].strip())

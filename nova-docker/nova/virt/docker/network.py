@@ -47,6 +47,10 @@ class Plugger(object):
 
     def _attach(self, p, instance_uuid):
         if self.conf.host_attach == 'ovs':
+            # A port left from the previous boot names a device that is gone.
+            # Removing and re-adding it in one transaction leaves
+            # ovs-vswitchd on the dead device: remove it in its own.
+            self._detach(p)
             self._run(vif_plan.ovs_attach_command(
                 p, instance_uuid, db=self.conf.ovsdb_connection,
                 timeout=self.conf.ovs_vsctl_timeout))
