@@ -3,9 +3,13 @@
 A probe's ``check()`` answers ``(ok, detail)`` at once: attempts that have not
 finished stay in flight between calls (up to ``max_in_flight`` of them, each
 given ``connect_timeout`` seconds), and a new one starts at every call. So a
-dropped SYN or a slow proxy never stalls the measurement for a TCP retransmit
-timeout: the waiter calling ``check()`` every ``poll_interval`` sees the first
-attempt that gets through, within one interval.
+dropped SYN (retried by the kernel only after 1, 3, 7 s) or a slow proxy does
+not stall the measurement: once the instance refuses or accepts connections,
+the waiter calling ``check()`` every ``poll_interval`` sees the first attempt
+that gets through within one interval. While the instance does not answer
+ARP yet, every attempt waits for the kernel's neighbour resolution (a probe
+per second), which bounds the resolution to about 1 s in that phase.
+``summary()`` counts the failed attempts by reason, for the iteration output.
 
 * :class:`TcpProbe` - TCP connect to ``host:port`` (port 22 by default).
 * :class:`ProxiedTcpProbe` - the same through a proxy command (OpenSSH
@@ -18,6 +22,7 @@ Every probe must be closed (``close()`` or ``with``): it kills and reaps the
 processes and closes the sockets of the attempts still in flight.
 """
 
+import collections
 import errno
 import ipaddress
 import os
@@ -34,6 +39,21 @@ SSH_BANNER = b"SSH-"
 
 class _Probe:
     what = "probe"
+    failures = None
+
+    def _failed(self, detail):
+        """Count one failed attempt by its reason (see :meth:`summary`)."""
+        if self.failures is None:
+            self.failures = collections.Counter()
+        self.failures[detail] += 1
+        return detail
+
+    def summary(self):
+        """``"Connection refused x12, timed out after 5.0 s x3"``, or "" without failures."""
+        if not self.failures:
+            return ""
+        return ", ".join("%s x%d" % (detail, count)
+                         for detail, count in self.failures.most_common())
 
     def __enter__(self):
         return self
@@ -48,7 +68,7 @@ class _Probe:
 class TcpProbe(_Probe):
     """Non-blocking TCP connects to ``host:port``, several in flight."""
 
-    def __init__(self, host, port=22, connect_timeout=5.0, max_in_flight=4,
+    def __init__(self, host, port=22, connect_timeout=5.0, max_in_flight=16,
                  monotonic=time.monotonic):
         self.host, self.port = host, int(port)
         self.connect_timeout = connect_timeout
@@ -74,9 +94,10 @@ class TcpProbe(_Probe):
         for started, sock in list(self._attempts):
             if now - started > self.connect_timeout:
                 self._drop(sock)
-                detail = "timed out after %.1f s" % self.connect_timeout
+                detail = self._failed("timed out after %.1f s" % self.connect_timeout)
         if len(self._attempts) < self.max_in_flight:
-            detail = self._start() or detail
+            started = self._start()
+            detail = self._failed(started) if started else detail
         socks = [sock for _, sock in self._attempts]
         if not socks:
             return False, detail or "no attempt in flight"
@@ -86,7 +107,7 @@ class TcpProbe(_Probe):
             self._drop(sock)
             if code == 0:
                 return True, "connected"
-            detail = os.strerror(code)
+            detail = self._failed(os.strerror(code))
         return False, detail or "connecting"
 
     def _drop(self, sock):
@@ -152,9 +173,10 @@ class _ProcessProbe(_Probe):
         for attempt in list(self._attempts):
             if now - attempt["started"] > self.connect_timeout:
                 self._drop(attempt)
-                detail = "no answer within %.1f s" % self.connect_timeout
+                detail = self._failed("no answer within %.1f s" % self.connect_timeout)
         if len(self._attempts) < self.max_in_flight:
-            detail = self._spawn() or detail
+            spawned = self._spawn()
+            detail = self._failed(spawned) if spawned else detail
         if self._attempts:
             pipes = [a["process"].stdout for a in self._attempts]
             select.select(pipes, [], [], 0)
@@ -167,7 +189,7 @@ class _ProcessProbe(_Probe):
                 self._drop(attempt)
                 return True, "answered"
             if finished:
-                detail = self._failure(attempt)
+                detail = self._failed(self._failure(attempt))
                 self._drop(attempt)
         return False, detail or "waiting for an answer"
 
@@ -184,7 +206,7 @@ class ProxiedTcpProbe(_ProcessProbe):
     """A proxy command per attempt; reachable when the SSH banner comes through."""
 
     def __init__(self, proxy_command, host, port=22, user=None, connect_timeout=5.0,
-                 max_in_flight=3, banner=SSH_BANNER, monotonic=time.monotonic):
+                 max_in_flight=5, banner=SSH_BANNER, monotonic=time.monotonic):
         super().__init__(connect_timeout, max_in_flight, monotonic)
         self.argv = vmct_ssh.expand_proxy_command(proxy_command, host, port, user)
         self.banner = banner
@@ -236,11 +258,11 @@ class SSHCommandProbe(_Probe):
             rc, _out, err = self.client.execute(self.command, timeout=max(self.timeout, 10))
         except Exception as e:
             self.client.close()
-            return False, str(e)[:300]
+            return False, self._failed(str(e)[:300])
         if rc == 0:
             return True, "command succeeded"
         self.client.close()
-        return False, "exit code %s: %s" % (rc, err.strip()[-200:])
+        return False, self._failed("exit code %s: %s" % (rc, err.strip()[-200:]))
 
     def close(self):
         self.client.close()

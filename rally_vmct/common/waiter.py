@@ -313,6 +313,9 @@ class ServerWaiter:
         started_at = start if started_at is None else started_at
         deadline = start + timeout
         since = started_at
+        if self._last_sent is None or self._last_sent < started_at:
+            # What this phase waits for cannot have happened before it started.
+            self._last_sent = started_at
         polls = 0
         while True:
             state, sent, received = self.poll(deadline, "waiting for " + what)

@@ -83,8 +83,10 @@ class TestDirectProbes(testtools.TestCase):
             ok, detail = probe.check()
             time.sleep(0.05)
             ok2, detail2 = probe.check()
+            summary = probe.summary()
         self.assertFalse(ok or ok2)
         self.assertIn("refused", (detail + detail2).lower())
+        self.assertIn("Connection refused x", summary)
 
     def test_ping_probe_loopback(self):
         with probes.make_probe("ping", "127.0.0.1") as probe:
@@ -137,6 +139,7 @@ class TestThroughNamespace(testtools.TestCase):
             e = self.assertRaises(waiter.WaitTimeout, waiter.wait_until, probe.check, 1.0,
                                   0.1, probe.what)
         self.assertIn("exit code 1", str(e))
+        self.assertIn("exit code 1 x", probe.summary())
         self.assertIn("through 'ip netns exec", str(e))
 
     def test_ssh_through_proxy_command_runs_commands(self):

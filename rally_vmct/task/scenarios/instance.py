@@ -65,6 +65,7 @@ class InstanceScenario(nova_utils.NovaScenario):
         self.actions = {}            # request id -> normalized instance action
         self.request_ids = []
         self.marks = []              # (index into transitions, phase name)
+        self.probe_rows = []         # [phase, "probe NAME", failures, result, at, since]
         self.rows = []               # lifecycle chart rows: (name, seconds)
         self.t0 = self.clock.monotonic()
 
@@ -137,6 +138,8 @@ class InstanceScenario(nova_utils.NovaScenario):
         nova = self._nova()
         self.pacer.before_action()
         with self.timeline.phase("vmct.build") as phase:
+            # The iteration's clock starts with the create request.
+            self.t0 = phase.start
             self._mark("vmct.build")
             server = nova.servers.create(name, image_id, flavor_id, **kwargs)
             self.server = server
@@ -199,10 +202,21 @@ class InstanceScenario(nova_utils.NovaScenario):
         with self.timeline.phase(phase_name, start=start) as phase:
             self._mark(phase_name)
             with self._make_probe(name) as probe:
-                result = waiter.wait_until(
-                    probe.check, opts.get("network_timeout"), self.poll_interval,
-                    "%s (server %s)" % (probe.what, self.server.id), clock=self.clock,
-                    started_at=start)
+                try:
+                    result = waiter.wait_until(
+                        probe.check, opts.get("network_timeout"), self.poll_interval,
+                        "%s (server %s)" % (probe.what, self.server.id), clock=self.clock,
+                        started_at=start)
+                except waiter.WaitTimeout as e:
+                    summary = probe.summary()
+                    self.probe_rows.append([phase_name, "probe " + name, summary[:300],
+                                            "no answer", self.clock.monotonic(), start])
+                    if not summary:
+                        raise
+                    raise waiter.WaitTimeout("%s; failed attempts: %s" % (e, summary)) from None
+                self.probe_rows.append([phase_name, "probe " + name, probe.summary()[:300],
+                                        "answered (check %d)" % result.attempts,
+                                        result.at, result.since])
             phase.end(result.at)
         return phase
 
@@ -281,13 +295,19 @@ class InstanceScenario(nova_utils.NovaScenario):
         for index, tr in enumerate(transitions):
             while marks and marks[0][0] <= index:
                 phase = marks.pop(0)[1]
-            rows.append([phase, tr.field, str(tr.old), str(tr.new),
-                         round(tr.at - self.t0, 3), round(tr.since - self.t0, 3)])
+            rows.append([phase, tr.field, str(tr.old), str(tr.new), tr.at, tr.since])
+        rows.extend(list(row) for row in self.probe_rows)
+        rows.sort(key=lambda row: row[4])
+        for row in rows:
+            row[4] = round(row[4] - self.t0, 3)
+            row[5] = round(row[5] - self.t0, 3)
         return {"title": "%s: server state transitions (polled every %.2g s)"
                          % (self.kind_label, self.pacer.min_gap),
                 "description": "Each change of the server's status, task state, VM state "
-                               "and power state, seen by the poll answered at 'seen' seconds "
-                               "after the create request; it happened after 'not before'.",
+                               "and power state, seen by the poll answered 'seen' seconds "
+                               "after the create request; it happened after 'not before' "
+                               "(the previous poll, or the phase's request). 'probe' rows: "
+                               "when the instance answered, and the failed attempts before.",
                 "chart_plugin": "Table",
                 "data": {"cols": ["phase", "field", "from", "to", "seen [s]",
                                   "not before [s]"], "rows": rows}}

@@ -291,6 +291,9 @@ class FakeProbe:
     def __exit__(self, *exc):
         pass
 
+    def summary(self):
+        return "refused x%d" % (self.checks - 1) if self.checks > 1 else ""
+
     def check(self):
         self.checks += 1
         record = self.nova.servers.records[self.server_id]

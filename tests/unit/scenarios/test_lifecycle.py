@@ -100,6 +100,9 @@ class TestBootAndDelete(ScenarioTestCase):
         [transitions] = self.output(s, "complete", "server state transitions")
         statuses = [r[2:4] for r in transitions["data"]["rows"] if r[1] == "status"]
         self.assertEqual([["None", "BUILD"], ["BUILD", "ACTIVE"], ["ACTIVE", "GONE"]], statuses)
+        [probe_row] = [r for r in transitions["data"]["rows"] if r[1] == "probe tcp"]
+        self.assertEqual(["vmct.wait_for_network", "probe tcp", "refused x5", "answered (check 6)",
+                          3.0, 2.8], probe_row)
         [actions_table] = self.output(s, "complete", "instance actions")
         events = [r[2] for r in actions_table["data"]["rows"]]
         self.assertIn("compute__do_build_and_run_instance", events)
@@ -164,6 +167,10 @@ class TestBootAndDelete(ScenarioTestCase):
         s = self.make(lifecycle.BootAndDeleteServer)
         e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
         self.assertIn("fake probe", str(e))
+        self.assertIn("failed attempts: refused x", str(e))
+        [table] = self.output(s, "complete", "server state transitions")
+        [probe_row] = [r for r in table["data"]["rows"] if r[1] == "probe tcp"]
+        self.assertEqual("no answer", probe_row[3])
         self.assertEqual(["vmct.build", "vmct.wait_for_network"], names(s.atomic_actions()))
         self.assertTrue(s.atomic_actions()[1]["failed"])
         self.assertEqual(1, len(self.nova.servers.deleted))
@@ -223,6 +230,13 @@ class TestReboot(ScenarioTestCase):
                          paths["data"])
         rows = dict(self.output(s, "additive", "lifecycle")[0]["data"])
         self.assertAlmostEqual(3.0, rows["reboot_hard"], places=6)
+        # the change seen after the request is bounded below by the request itself
+        [table] = self.output(s, "complete", "server state transitions")
+        [row] = [r for r in table["data"]["rows"] if r[1] == "status" and r[3] == "HARD_REBOOT"]
+        request = reboot["started_at"] - actions[0]["started_at"]
+        self.assertEqual("vmct.reboot_hard", row[0])
+        self.assertAlmostEqual(request, row[5], places=3)
+        self.assertAlmostEqual(request, row[4], places=3)
 
     def test_soft_reboots_repeated(self):
         s = self.reboot(reboot_type="soft", reboots=3)
