@@ -167,13 +167,15 @@ class DriverTestCase(testtools.TestCase):
         self.conf = self.useFixture(config_fixture.Config(CONF))
         self.tmp = self.useFixture(fixtures.TempDir()).path
         self.host = 'vmct-ftest-' + uuid.uuid4().hex[:6]
+        # per test: tests run in parallel and clean up their own images
+        self.repository = self.host
         self.conf.config(host=self.host, instances_path=self.tmp,
                          vif_plugging_timeout=0)
         self.conf.config(group='docker',
                          host_attach=('ovs' if self.NETWORK == 'ovs'
                                       else 'linuxbridge'),
                          soft_reboot_timeout=10,
-                         image_repository='vmct-ftest-glance')
+                         image_repository=self.repository)
         self.net = self.useFixture(TestNetwork(self.NETWORK))
         self.driver = virt_driver.load_compute_driver(
             fake_virt.FakeVirtAPI(), 'docker.DockerDriver')
@@ -198,9 +200,9 @@ class DriverTestCase(testtools.TestCase):
         for c in self.docker.containers.list(
                 all=True, filters={'label': 'nova.host=%s' % self.host}):
             c.remove(force=True)
-        for image in self.docker.images.list(name='vmct-ftest-glance/*'):
+        for image in self.docker.images.list(name=self.repository + '/*'):
             for tag in image.tags:
-                if tag.startswith('vmct-ftest-glance/'):
+                if tag.startswith(self.repository + '/'):
                     self.docker.images.remove(tag)
 
     def make_instance(self, address='198.51.100.10', mac='fa:16:3e:00:00:10',

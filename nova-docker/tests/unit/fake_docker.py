@@ -1,0 +1,175 @@
+"""An in-memory stand-in for the docker SDK client used by the driver."""
+
+import io
+import itertools
+import tarfile
+
+import docker.errors
+
+_ids = itertools.count(1)
+
+
+class FakeImage(object):
+    def __init__(self, client, image_id):
+        self.client = client
+        self.id = image_id
+
+    def tag(self, repository, tag):
+        self.client.images.tags['%s:%s' % (repository, tag)] = self.id
+        return True
+
+
+class FakeImages(object):
+    def __init__(self, client):
+        self.client = client
+        self.tags = {}
+        self.loads = []
+
+    def get(self, ref):
+        if ref not in self.tags:
+            raise docker.errors.ImageNotFound(ref)
+        return FakeImage(self.client, self.tags[ref])
+
+    def load(self, data):
+        blob = b''.join(data) if not isinstance(data, bytes) else data
+        self.loads.append(blob)
+        if blob == b'empty':
+            return []
+        return [FakeImage(self.client, 'sha256:%d' % next(_ids))]
+
+    def remove(self, ref, noprune=False):
+        if ref not in self.tags:
+            raise docker.errors.ImageNotFound(ref)
+        del self.tags[ref]
+
+
+class FakeContainers(object):
+    def __init__(self, client):
+        self.client = client
+
+    def create(self, image=None, name=None, labels=None, **kwargs):
+        if name in self.client.api.store:
+            raise docker.errors.APIError('Conflict: %s' % name)
+        self.client.api.store[name] = {
+            'Id': 'c%d' % next(_ids), 'Name': '/' + name,
+            'Config': {'Image': image, 'Labels': labels or {}},
+            'HostConfig': kwargs,
+            'State': {'Status': 'created', 'Running': False,
+                      'Paused': False, 'Pid': 0, 'ExitCode': 0,
+                      'StartedAt': '0001-01-01T00:00:00Z'},
+            'files': {}, 'logs': []}
+        self.client.api.calls.append(('create', name))
+
+
+class FakeAPI(object):
+    def __init__(self):
+        self.store = {}
+        self.calls = []
+        self.exit_on_start = False
+        self.ignore_sigterm = False
+        self.pids = itertools.count(100)
+        self.clock = itertools.count(1)
+
+    def _get(self, name):
+        if name in self.store:
+            return self.store[name]
+        for c in self.store.values():   # by id
+            if c['Id'] == name:
+                return c
+        raise docker.errors.NotFound(name)
+
+    def inspect_container(self, name):
+        return self._get(name)
+
+    def containers(self, all=False, filters=None):
+        wanted = dict(f.split('=', 1) for f in (filters or {}).get(
+            'label', []))
+        out = []
+        for c in self.store.values():
+            labels = c['Config']['Labels']
+            if not [k for k, v in wanted.items() if labels.get(k) != v]:
+                out.append({'Id': c['Id'], 'Names': [c['Name']],
+                            'Labels': labels})
+        return out
+
+    def start(self, name):
+        c = self._get(name)
+        self.calls.append(('start', name))
+        tick = next(self.clock)
+        c['State'].update(StartedAt='2026-01-01T00:00:%02d.5Z' % tick)
+        c['logs'].append((tick, b'boot %d\n' % tick))
+        if self.exit_on_start:
+            c['State'].update(Status='exited', Running=False, Pid=0,
+                              ExitCode=1)
+        else:
+            c['State'].update(Status='running', Running=True,
+                              Pid=next(self.pids), ExitCode=0)
+
+    def _down(self, c, code):
+        c['State'].update(Status='exited', Running=False, Pid=0,
+                          ExitCode=code)
+
+    def stop(self, name, timeout=10):
+        self.calls.append(('stop', name, timeout))
+        self._down(self._get(name), 137 if self.ignore_sigterm else 0)
+
+    def kill(self, name):
+        self.calls.append(('kill', name))
+        self._down(self._get(name), 137)
+
+    def wait(self, name, condition=None, timeout=None):
+        self.calls.append(('wait', name, condition))
+        return {'StatusCode': self._get(name)['State']['ExitCode']}
+
+    def pause(self, name):
+        c = self._get(name)
+        self.calls.append(('pause', name))
+        c['State'].update(Status='paused', Paused=True)
+
+    def unpause(self, name):
+        c = self._get(name)
+        self.calls.append(('unpause', name))
+        c['State'].update(Status='running', Paused=False)
+
+    def put_archive(self, name, path, data):
+        c = self._get(name)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for m in tar.getmembers():
+                if m.isfile():
+                    c['files'][m.name] = (m.mode,
+                                          tar.extractfile(m).read())
+        return True
+
+    def logs(self, name, stdout=True, stderr=True, since=None, tail=None):
+        c = self._get(name)
+        return b''.join(line for t, line in c['logs']
+                        if since is None or t >= int(since) % 60)
+
+    def remove_container(self, name, v=False, force=False):
+        self._get(name)
+        self.calls.append(('remove', name))
+        del self.store[name]
+
+
+class FakeDockerClient(object):
+    def __init__(self):
+        self.api = FakeAPI()
+        self.images = FakeImages(self)
+        self.containers = FakeContainers(self)
+        self.info_data = {'NCPU': 4, 'MemTotal': 8 * 1024 ** 3,
+                          'DockerRootDir': '/', 'ServerVersion': '20.10.24'}
+        self.reachable = True
+
+    def ping(self):
+        if not self.reachable:
+            raise docker.errors.DockerException('connection refused')
+        return True
+
+    def version(self):
+        return {'Version': '20.10.24', 'ApiVersion': '1.41'}
+
+    def info(self):
+        return self.info_data
+
+    def close(self):
+        pass

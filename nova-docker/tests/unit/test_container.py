@@ -1,0 +1,103 @@
+import io
+import tarfile
+
+import testtools
+
+from nova.compute import power_state
+from nova.virt.docker import container
+
+from tests import helpers
+
+
+class TestContainer(testtools.TestCase):
+
+    def test_power_states(self):
+        for status, expected in [
+                ('running', power_state.RUNNING),
+                ('paused', power_state.PAUSED),
+                ('exited', power_state.SHUTDOWN),
+                ('created', power_state.SHUTDOWN),
+                ('dead', power_state.CRASHED),
+                ('weird', power_state.NOSTATE)]:
+            self.assertEqual(expected,
+                             container.power_state_of({'Status': status}))
+        self.assertEqual(power_state.NOSTATE, container.power_state_of(None))
+
+    def test_cpu_limits(self):
+        self.assertEqual({'cpu_shares': 2048, 'nano_cpus': 2 * 10 ** 9},
+                         container.cpu_limits(2, 'quota'))
+        self.assertEqual({'cpu_shares': 1024},
+                         container.cpu_limits(1, 'shares'))
+        self.assertEqual({}, container.cpu_limits(4, 'none'))
+        self.assertEqual({'cpu_shares': 1024, 'nano_cpus': 10 ** 9},
+                         container.cpu_limits(0, 'quota'))
+
+    def test_memory_limits(self):
+        self.assertEqual({'mem_limit': 512 * 1024 * 1024,
+                          'memswap_limit': 512 * 1024 * 1024},
+                         container.memory_limits(512))
+        self.assertEqual({}, container.memory_limits(0))
+
+    def test_create_kwargs(self):
+        inst = helpers.instance(hostname='web-1', vcpus=2, memory_mb=1024)
+        kw = container.create_kwargs(inst, 'glance/img:latest', 'host-a',
+                                     'img', 'quota', command=['sleep', '1'],
+                                     dns=['10.0.0.2'])
+        self.assertEqual('nova-%s' % inst.uuid, kw['name'])
+        self.assertEqual('glance/img:latest', kw['image'])
+        self.assertEqual('none', kw['network_mode'])
+        self.assertEqual('web-1', kw['hostname'])
+        self.assertEqual(['sleep', '1'], kw['command'])
+        self.assertEqual(['10.0.0.2'], kw['dns'])
+        self.assertEqual(2 * 10 ** 9, kw['nano_cpus'])
+        self.assertEqual(1024 * 1024 * 1024, kw['mem_limit'])
+        self.assertEqual({'Name': 'no'}, kw['restart_policy'])
+        self.assertEqual({
+            'nova.instance_uuid': inst.uuid,
+            'nova.instance_name': inst.name,
+            'nova.host': 'host-a',
+            'nova.image_id': 'img',
+            'nova.flavor.vcpus': '2',
+            'nova.flavor.memory_mb': '1024'}, kw['labels'])
+        kw = container.create_kwargs(inst, 'i', 'h', 'img', 'none')
+        self.assertNotIn('command', kw)
+        self.assertNotIn('dns', kw)
+        self.assertNotIn('nano_cpus', kw)
+
+    def test_hostname_fallback_and_length(self):
+        inst = helpers.instance(hostname=None)
+        self.assertEqual('host-%s' % inst.uuid, container.hostname_of(inst))
+        inst = helpers.instance(hostname='a' * 70)
+        self.assertEqual(63, len(container.hostname_of(inst)))
+
+    def test_authorized_keys_tar(self):
+        data = container.authorized_keys_tar('ssh-ed25519 AAAA key\n\n')
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            members = {m.name: m for m in tar.getmembers()}
+            self.assertEqual(0o700, members['root/.ssh'].mode)
+            self.assertEqual(0o600, members['root/.ssh/authorized_keys'].mode)
+            self.assertEqual(b'ssh-ed25519 AAAA key\n', tar.extractfile(
+                'root/.ssh/authorized_keys').read())
+
+    def test_file_tar(self):
+        data = container.file_tar('/etc/resolv.conf', 'nameserver 1.2.3.4\n')
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            self.assertEqual(b'nameserver 1.2.3.4\n',
+                             tar.extractfile('etc/resolv.conf').read())
+
+    def test_parse_docker_time(self):
+        self.assertAlmostEqual(
+            1700000000.123456,
+            container.parse_docker_time('2023-11-14T22:13:20.123456789Z'),
+            places=5)
+        self.assertEqual(1700000000.0,
+                         container.parse_docker_time('2023-11-14T22:13:20Z'))
+        self.assertIsNone(container.parse_docker_time(
+            '0001-01-01T00:00:00Z'))
+        self.assertIsNone(container.parse_docker_time(''))
+
+    def test_command_from_image(self):
+        self.assertEqual(['/bin/sh', '-c', 'echo hi there'],
+                         container.command_from_image(helpers.image_meta(
+                             os_command_line="/bin/sh -c 'echo hi there'")))
+        self.assertIsNone(container.command_from_image(helpers.image_meta()))

@@ -1,0 +1,372 @@
+import contextlib
+import uuid
+
+from oslo_config import fixture as config_fixture
+import testtools
+
+from nova.compute import power_state
+from nova.compute import provider_tree
+from nova.compute import task_states
+import nova.conf
+from nova import exception
+from nova.virt.docker import driver as docker_driver
+from nova.virt.docker import network
+import os_resource_classes as orc
+
+from tests import helpers
+from tests.unit import fake_docker
+
+CONF = nova.conf.CONF
+
+
+class RecordingVirtAPI(object):
+    def __init__(self):
+        self.waits = []
+        self.timeout = False
+
+    @contextlib.contextmanager
+    def wait_for_instance_event(self, instance, event_names, timeout=300,
+                                error_callback=None):
+        self.waits.append((list(event_names), timeout))
+        yield
+        if self.timeout and event_names:
+            raise exception.InstanceEventTimeout()
+
+
+class DriverTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(config_fixture.Config(CONF))
+        self.conf.config(host='unit-host', vif_plugging_timeout=300)
+        self.client = fake_docker.FakeDockerClient()
+        self.virtapi = RecordingVirtAPI()
+        self.driver = docker_driver.DockerDriver(self.virtapi,
+                                                 client=self.client)
+        self.ran = []
+        self.devices = set()
+        self.driver._plugger = network.Plugger(
+            CONF.docker, run=self._run, exists=self.devices.__contains__)
+        self.fetched = []
+
+        def fetch(ctx, image_id):
+            self.fetched.append(image_id)
+            return iter([b'tar', b'ball'])
+        self.driver.image_fetch = fetch
+        self.ctx = helpers.context()
+
+    def _run(self, cmd, check=True):
+        self.ran.append(cmd)
+        if cmd[:3] == ['ip', 'link', 'add']:
+            self.devices.add(cmd[3])
+        if cmd[:3] == ['ip', 'link', 'del']:
+            self.devices.discard(cmd[3])
+
+    def make(self, active=True, key=True, **kw):
+        vif = helpers.vif(port_id=str(uuid.uuid4()), active=active)
+        inst = helpers.instance(self.ctx, network_info=[vif],
+                                key_data='ssh-ed25519 AAAA test' if key
+                                else None, **kw)
+        return inst, inst.get_network_info()
+
+    def spawn(self, inst, nw, image=None, power_on=True):
+        self.driver.spawn(self.ctx, inst, image or helpers.image_meta(
+            'f0f0f0f0-0000-0000-0000-000000000001'), [], None, {}, nw,
+            power_on=power_on)
+
+    def state(self, inst):
+        return self.client.api.store['nova-%s' % inst.uuid]['State']
+
+
+class TestSpawn(DriverTestCase):
+
+    def test_spawn_creates_starts_plugs_and_waits(self):
+        inst, nw = self.make(active=False)
+        self.spawn(inst, nw)
+        c = self.client.api.store['nova-%s' % inst.uuid]
+        self.assertEqual('running', c['State']['Status'])
+        self.assertEqual(
+            'glance/f0f0f0f0-0000-0000-0000-000000000001:latest',
+            c['Config']['Image'])
+        self.assertEqual('none', c['HostConfig']['network_mode'])
+        self.assertEqual((0o600, b'ssh-ed25519 AAAA test\n'),
+                         c['files']['root/.ssh/authorized_keys'])
+        self.assertEqual([([('network-vif-plugged', nw[0]['id'])], 300)],
+                         self.virtapi.waits)
+        self.assertIn(['nsenter', '--net=/proc/%d/ns/net' %
+                       c['State']['Pid'], '--', 'ip', 'link', 'set', 'eth0',
+                       'up'], self.ran)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(inst).state)
+
+    def test_active_ports_and_zero_timeout_do_not_wait(self):
+        inst, nw = self.make(active=True)
+        self.spawn(inst, nw)
+        self.conf.config(vif_plugging_timeout=0)
+        inst2, nw2 = self.make(active=False)
+        self.spawn(inst2, nw2)
+        self.assertEqual([([], 300), ([], 0)], self.virtapi.waits)
+
+    def test_image_loaded_once_per_glance_id(self):
+        for _ in range(2):
+            inst, nw = self.make()
+            self.spawn(inst, nw)
+        self.assertEqual(['f0f0f0f0-0000-0000-0000-000000000001'],
+                         self.fetched)
+        self.assertEqual([b'tarball'], self.client.images.loads)
+
+    def test_no_key_no_archive(self):
+        inst, nw = self.make(key=False)
+        self.spawn(inst, nw)
+        self.assertEqual({}, self.client.api.store[
+            'nova-%s' % inst.uuid]['files'])
+
+    def test_power_on_false_leaves_it_created_unplugged(self):
+        inst, nw = self.make(active=False)
+        self.spawn(inst, nw, power_on=False)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(inst).state)
+        self.assertEqual([], self.ran)
+        self.assertEqual([], self.virtapi.waits)
+
+    def test_vif_timeout_fatal_cleans_up(self):
+        self.virtapi.timeout = True
+        inst, nw = self.make(active=False)
+        self.assertRaises(exception.VirtualInterfaceCreateException,
+                          self.spawn, inst, nw)
+        self.assertNotIn('nova-%s' % inst.uuid, self.client.api.store)
+        self.assertEqual(set(), self.devices)
+
+    def test_vif_timeout_not_fatal(self):
+        self.conf.config(vif_plugging_is_fatal=False)
+        self.virtapi.timeout = True
+        inst, nw = self.make(active=False)
+        self.spawn(inst, nw)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(inst).state)
+
+    def test_container_exiting_at_once_fails_spawn_and_cleans_up(self):
+        self.client.api.exit_on_start = True
+        inst, nw = self.make()
+        e = self.assertRaises(exception.InstancePowerOnFailure,
+                              self.spawn, inst, nw)
+        self.assertIn('exited at once', str(e))
+        self.assertNotIn('nova-%s' % inst.uuid, self.client.api.store)
+
+    def test_wrong_container_format(self):
+        inst, nw = self.make()
+        self.assertRaises(exception.ImageUnacceptable, self.spawn, inst, nw,
+                          helpers.image_meta(container_format='bare'))
+        self.assertEqual({}, self.client.api.store)
+        self.assertEqual([], self.fetched)
+
+    def test_empty_tarball(self):
+        self.driver.image_fetch = lambda ctx, image_id: [b'empty']
+        inst, nw = self.make()
+        self.assertRaises(exception.ImageUnacceptable, self.spawn, inst, nw)
+
+    def test_os_command_line_overrides_cmd(self):
+        inst, nw = self.make()
+        self.spawn(inst, nw, image=helpers.image_meta(
+            os_command_line='/usr/sbin/sshd -D -p 2222'))
+        c = self.client.api.store['nova-%s' % inst.uuid]
+        self.assertEqual(['/usr/sbin/sshd', '-D', '-p', '2222'],
+                         c['HostConfig']['command'])
+
+
+class TestLifecycle(DriverTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.inst, self.nw = self.make()
+        self.spawn(self.inst, self.nw)
+        self.client.api.calls.clear()
+        self.ran.clear()
+        self.name = 'nova-%s' % self.inst.uuid
+
+    def _replugged(self):
+        return any(c[:3] == ['ip', 'link', 'add'] for c in self.ran)
+
+    def test_soft_reboot_stops_gracefully_with_timeout(self):
+        self.conf.config(group='docker', soft_reboot_timeout=17)
+        pid = self.state(self.inst)['Pid']
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'SOFT')
+        self.assertEqual([('stop', self.name, 17), ('start', self.name)],
+                         self.client.api.calls)
+        self.assertNotEqual(pid, self.state(self.inst)['Pid'])
+        self.assertTrue(self._replugged())
+
+    def test_hard_reboot_kills(self):
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'HARD')
+        self.assertEqual([('kill', self.name),
+                          ('wait', self.name, 'not-running'),
+                          ('start', self.name)], self.client.api.calls)
+        self.assertTrue(self._replugged())
+
+    def test_reboot_of_paused_instance_unpauses_first(self):
+        self.driver.pause(self.inst)
+        self.client.api.calls.clear()
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'SOFT')
+        self.assertEqual('unpause', self.client.api.calls[0][0])
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+
+    def test_reboot_of_missing_instance(self):
+        self.driver.destroy(self.ctx, self.inst, self.nw)
+        self.assertRaises(exception.InstanceNotFound, self.driver.reboot,
+                          self.ctx, self.inst, self.nw, 'HARD')
+
+    def test_reboot_start_failure(self):
+        self.client.api.exit_on_start = True
+        self.assertRaises(exception.InstanceRebootFailure,
+                          self.driver.reboot, self.ctx, self.inst, self.nw,
+                          'HARD')
+
+    def test_power_off_timeout_and_force(self):
+        self.driver.power_off(self.inst, timeout=7)
+        self.assertEqual([('stop', self.name, 7)], self.client.api.calls)
+        self.assertEqual(power_state.SHUTDOWN,
+                         self.driver.get_info(self.inst).state)
+        self.assertTrue(any(c[0] == 'ovs-vsctl' and 'del-port' in c
+                            for c in self.ran))
+        self.driver.power_on(self.ctx, self.inst, self.nw)
+        self.client.api.calls.clear()
+        self.driver.power_off(self.inst, timeout=0)
+        self.assertEqual(('kill', self.name), self.client.api.calls[0])
+
+    def test_power_on_running_only_replugs_if_needed(self):
+        self.driver.power_on(self.ctx, self.inst, self.nw)
+        self.assertEqual([], self.client.api.calls)
+        self.assertEqual([], self.ran)
+        self.devices.clear()   # host end vanished
+        self.driver.power_on(self.ctx, self.inst, self.nw)
+        self.assertTrue(self._replugged())
+
+    def test_resume_state_on_host_boot_starts_and_plugs(self):
+        self.client.api._down(self.client.api.store[self.name], 0)
+        self.devices.clear()
+        self.driver.resume_state_on_host_boot(self.ctx, self.inst, self.nw,
+                                              None)
+        self.assertEqual([('start', self.name)], self.client.api.calls)
+        self.assertTrue(self._replugged())
+
+    def test_pause_unpause(self):
+        self.driver.pause(self.inst)
+        self.assertEqual(power_state.PAUSED,
+                         self.driver.get_info(self.inst).state)
+        self.driver.unpause(self.inst)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+
+    def test_destroy_removes_container_and_veth(self):
+        self.assertTrue(self.devices)
+        self.driver.destroy(self.ctx, self.inst, self.nw)
+        self.assertEqual([('remove', self.name)], self.client.api.calls)
+        self.assertEqual(set(), self.devices)
+        self.assertRaises(exception.InstanceNotFound, self.driver.get_info,
+                          self.inst)
+        self.assertFalse(self.driver.instance_exists(self.inst))
+        # idempotent
+        self.driver.destroy(self.ctx, self.inst, self.nw)
+
+    def test_cleanup_unplugs_only_when_asked(self):
+        self.driver.cleanup(self.ctx, self.inst, self.nw, destroy_vifs=False)
+        self.assertEqual([], self.ran)
+        self.driver.cleanup(self.ctx, self.inst, self.nw)
+        self.assertEqual(set(), self.devices)
+
+    def test_console_output_of_current_boot(self):
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'HARD')
+        out = self.driver.get_console_output(self.ctx, self.inst)
+        self.assertEqual(b'boot 2\n', out)
+
+    def test_console_output_is_capped(self):
+        self.conf.config(group='docker', console_max_bytes=3)
+        self.assertEqual(b'1\n', self.driver.get_console_output(
+            self.ctx, self.inst)[-2:])
+        self.assertEqual(3, len(self.driver.get_console_output(
+            self.ctx, self.inst)))
+
+    def test_lists(self):
+        self.assertEqual([self.inst.uuid], self.driver.list_instance_uuids())
+        self.assertEqual([self.inst.name], self.driver.list_instances())
+        self.conf.config(host='other-host')
+        self.assertEqual([], self.driver.list_instance_uuids())
+
+
+class TestHost(DriverTestCase):
+
+    def test_init_host_engine_unreachable(self):
+        self.client.reachable = False
+        e = self.assertRaises(docker_driver.DockerEngineUnavailable,
+                              self.driver.init_host, 'h')
+        self.assertIn('unix:///var/run/docker.sock', str(e))
+        self.assertIn('connection refused', str(e))
+
+    def test_init_host_ok(self):
+        self.conf.config(group='docker', host_attach='linuxbridge')
+        self.driver.init_host('h')
+
+    def test_nodes(self):
+        self.assertEqual(['unit-host'], self.driver.get_available_nodes())
+
+    def test_available_resource(self):
+        inst, nw = self.make(vcpus=3)
+        self.spawn(inst, nw)
+        res = self.driver.get_available_resource('unit-host')
+        self.assertEqual(4, res['vcpus'])
+        self.assertEqual(8192, res['memory_mb'])
+        self.assertEqual(3, res['vcpus_used'])
+        self.assertEqual('docker', res['hypervisor_type'])
+        self.assertEqual(20010024, res['hypervisor_version'])
+        self.assertEqual('docker', res['supported_instances'][0][1])
+        self.assertEqual('exe', res['supported_instances'][0][2])
+
+    def test_update_provider_tree(self):
+        self.conf.config(cpu_allocation_ratio=16.0, reserved_host_cpus=0,
+                         reserved_host_memory_mb=1024,
+                         reserved_host_disk_mb=1)
+        tree = provider_tree.ProviderTree()
+        tree.new_root('unit-host', str(uuid.uuid4()))
+        self.driver.update_provider_tree(tree, 'unit-host')
+        inv = tree.data('unit-host').inventory
+        self.assertEqual(4, inv[orc.VCPU]['total'])
+        self.assertEqual(16.0, inv[orc.VCPU]['allocation_ratio'])
+        self.assertEqual(8192, inv[orc.MEMORY_MB]['total'])
+        self.assertEqual(1024, inv[orc.MEMORY_MB]['reserved'])
+        self.assertEqual(1, inv[orc.DISK_GB]['reserved'])   # ceil of 1 MB
+
+    def test_capabilities(self):
+        self.assertTrue(self.driver.capabilities['supports_image_type_raw'])
+        self.assertFalse(self.driver.capabilities['supports_attach_interface'])
+
+
+class TestSnapshot(DriverTestCase):
+
+    def test_snapshot_task_states_and_upload(self):
+        inst, nw = self.make()
+        self.spawn(inst, nw)
+        states = []
+        uploads = []
+        api = self.client.api
+        api.commit = lambda name, repository, tag, pause: api.calls.append(
+            ('commit', name, repository))
+        api.get_image = lambda ref: iter([b'saved', b'image'])
+        api.remove_image = lambda ref: api.calls.append(('rmi', ref))
+
+        class FakeImageAPI(object):
+            def update(self, context, image_id, metadata, data):
+                uploads.append((image_id, metadata, data.read()))
+
+        import nova.image
+        self.patch(nova.image, 'API', FakeImageAPI)
+        self.driver.snapshot(self.ctx, inst, 'SNAP-ID',
+                             lambda **kw: states.append(kw))
+        self.assertEqual([
+            {'task_state': task_states.IMAGE_PENDING_UPLOAD},
+            {'task_state': task_states.IMAGE_UPLOADING,
+             'expected_state': task_states.IMAGE_PENDING_UPLOAD}], states)
+        self.assertEqual('SNAP-ID', uploads[0][0])
+        self.assertEqual('docker', uploads[0][1]['container_format'])
+        self.assertEqual(b'savedimage', uploads[0][2])
+        self.assertIn(('rmi', 'glance-snapshot/snap-id:latest'), api.calls)

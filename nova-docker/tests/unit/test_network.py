@@ -1,0 +1,91 @@
+import testtools
+
+from nova.virt.docker import network
+from nova.virt.docker import vif as vif_plan
+
+from tests import helpers
+
+
+class Conf(object):
+    host_attach = 'ovs'
+    ovsdb_connection = None
+    ovs_vsctl_timeout = 120
+
+
+class TestPlugger(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.ran = []
+        self.devices = set()
+        self.conf = Conf()
+        self.plugger = network.Plugger(self.conf, run=self._run,
+                                       exists=self.devices.__contains__)
+        self.plans = vif_plan.plans([
+            helpers.vif(port_id='port-a', address='10.0.0.5'),
+            helpers.vif(port_id='port-b', address='10.1.0.5',
+                        cidr='10.1.0.0/24', gateway=None)], 'br-int')
+
+    def _run(self, cmd, check=True):
+        self.ran.append(cmd)
+        if cmd[:3] == ['ip', 'link', 'add']:
+            self.devices.add(cmd[3])
+        if cmd[:3] == ['ip', 'link', 'del']:
+            self.devices.discard(cmd[3])
+        return ''
+
+    def test_plug_ovs_order(self):
+        self.plugger.plug(self.plans, 4242, 'inst')
+        first = self.ran[:5]
+        self.assertEqual('add', first[0][2])
+        self.assertEqual(['ip', 'link', 'set', 'vnsport-a', 'netns', '4242'],
+                         first[1])
+        # detach of a stale port in its own transaction, then attach
+        self.assertEqual('del-port', first[2][4])
+        self.assertNotIn('add-port', first[2])
+        self.assertIn('add-port', first[3])
+        self.assertEqual(['ip', 'link', 'set', 'tapport-a', 'up'], first[4])
+        in_ns = [c for c in self.ran if c[0] == 'nsenter']
+        self.assertTrue(all(c[:3] == ['nsenter', '--net=/proc/4242/ns/net',
+                                      '--'] for c in in_ns))
+        self.assertEqual(1, sum(1 for c in in_ns
+                                if c[3:] == ['ip', 'link', 'set', 'lo',
+                                             'up']))
+        self.assertIn(['nsenter', '--net=/proc/4242/ns/net', '--', 'ip',
+                       'link', 'set', 'vnsport-b', 'name', 'eth1'], in_ns)
+        self.assertTrue(self.plugger.is_plugged(self.plans))
+
+    def test_plug_linuxbridge(self):
+        self.conf.host_attach = 'linuxbridge'
+        self.plugger.plug(self.plans[:1], 1, 'inst')
+        self.assertIn(['ip', 'link', 'set', 'tapport-a', 'master', 'br-int'],
+                      self.ran)
+        self.assertFalse(any(c[0] == 'ovs-vsctl' for c in self.ran))
+
+    def test_plug_removes_leftover_devices_first(self):
+        self.devices.update({'tapport-a', 'vnsport-a'})
+        self.plugger.plug(self.plans[:1], 1, 'inst')
+        self.assertEqual(['ip', 'link', 'del', 'tapport-a'], self.ran[0])
+        self.assertEqual(['ip', 'link', 'del', 'vnsport-a'], self.ran[1])
+
+    def test_failed_plug_deletes_the_veth(self):
+        def run(cmd, check=True):
+            self._run(cmd, check)
+            if cmd[0] == 'nsenter':
+                raise RuntimeError('no such process')
+        self.plugger._run = run
+        self.assertRaises(RuntimeError, self.plugger.plug, self.plans, 1, 'i')
+        self.assertEqual(['ip', 'link', 'del', 'tapport-a'], self.ran[-1])
+        self.assertNotIn('tapport-a', self.devices)
+
+    def test_unplug(self):
+        self.devices.add('tapport-a')
+        self.plugger.unplug(self.plans)
+        self.assertEqual(
+            [['ovs-vsctl', '--timeout=120', '--', '--if-exists', 'del-port',
+              'br-int', 'tapport-a'],
+             ['ip', 'link', 'del', 'tapport-a'],
+             ['ovs-vsctl', '--timeout=120', '--', '--if-exists', 'del-port',
+              'br-int', 'tapport-b']], self.ran)
+        self.assertFalse(self.plugger.is_plugged(self.plans))
+        self.assertFalse(self.plugger.is_plugged([]))

@@ -1,0 +1,138 @@
+import testtools
+
+from nova.virt.docker import vif as vif_plan
+
+from tests import helpers
+
+
+class TestPlan(testtools.TestCase):
+
+    def test_plan_from_nova_vif(self):
+        vif = helpers.vif(port_id='0123456789abcdef-port', mac='fa:16:3e:aa:bb:cc',
+                          address='10.0.0.5', cidr='10.0.0.0/24',
+                          gateway='10.0.0.1', bridge='br-int', mtu=1442,
+                          routes=[('172.16.0.0/16', '10.0.0.254')],
+                          dns=['10.0.0.2'],
+                          v6=('fd00::/64', 'fd00::5', 'fd00::1'))
+        p = vif_plan.plan(vif, 1, 'br-default')
+        self.assertEqual('0123456789abcdef-port', p.port_id)
+        self.assertEqual('tap0123456789a', p.host_dev)
+        self.assertEqual('vns0123456789a', p.peer_dev)
+        self.assertEqual('eth1', p.ifname)
+        self.assertEqual('br-int', p.bridge)
+        self.assertEqual(1442, p.mtu)
+        self.assertEqual(('10.0.0.5/24', 'fd00::5/64'), p.addresses)
+        self.assertEqual(('10.0.0.1', 'fd00::1'), p.gateways)
+        self.assertEqual((vif_plan.Route('172.16.0.0/16', '10.0.0.254'),),
+                         p.routes)
+        self.assertEqual(('10.0.0.2',), p.nameservers)
+
+    def test_names_fit_linux_limit(self):
+        self.assertEqual(14, len(vif_plan.host_dev_name('x' * 36)))
+        self.assertEqual(14, len(vif_plan.peer_dev_name('x' * 36)))
+        self.assertEqual('tapabc', vif_plan.host_dev_name('zzz', 'tapabc'))
+
+    def test_bridge_falls_back_to_details_then_default(self):
+        vif = helpers.vif(bridge=None)
+        self.assertEqual('br-default',
+                         vif_plan.plan(vif, 0, 'br-default').bridge)
+        vif['details']['bridge_name'] = 'br-x'
+        self.assertEqual('br-x', vif_plan.plan(vif, 0, 'br-default').bridge)
+
+    def test_no_mtu_no_gateway(self):
+        p = vif_plan.plan(helpers.vif(mtu=None, gateway=None), 0, 'br')
+        self.assertIsNone(p.mtu)
+        self.assertEqual((), p.gateways)
+        cmds = vif_plan.container_commands(p)
+        self.assertFalse(any('route' in c for c in cmds))
+        self.assertNotIn('mtu', vif_plan.veth_commands(p, 1)[0])
+
+    def test_default_route_only_from_first_interface_per_family(self):
+        nw = [helpers.vif(address='10.0.0.5', gateway='10.0.0.1'),
+              helpers.vif(address='10.1.0.5', cidr='10.1.0.0/24',
+                          gateway='10.1.0.1',
+                          v6=('fd00::/64', 'fd00::5', 'fd00::1'))]
+        plans = vif_plan.plans(nw, 'br-int')
+        self.assertEqual(('10.0.0.1',), plans[0].gateways)
+        self.assertEqual(('fd00::1',), plans[1].gateways)
+        self.assertEqual(['eth0', 'eth1'], [p.ifname for p in plans])
+
+
+class TestCommands(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.p = vif_plan.plan(
+            helpers.vif(port_id='port-1', mac='fa:16:3e:00:00:01',
+                        address='10.0.0.5', cidr='10.0.0.0/24',
+                        gateway='10.0.0.1', bridge='br-int', mtu=1400,
+                        routes=[('172.16.0.0/16', '10.0.0.254')],
+                        v6=('fd00::/64', 'fd00::5', None)),
+            0, 'br-int')
+
+    def test_every_command_is_a_list_of_strings(self):
+        cmds = (vif_plan.veth_commands(self.p, 42) +
+                vif_plan.container_commands(self.p) +
+                [vif_plan.ovs_attach_command(self.p, 'uuid'),
+                 vif_plan.ovs_detach_command(self.p),
+                 vif_plan.linuxbridge_attach_command(self.p),
+                 vif_plan.netns_prefix(42)])
+        for cmd in cmds:
+            self.assertIsInstance(cmd, list)
+            for word in cmd:
+                self.assertIsInstance(word, str)
+
+    def test_veth_commands(self):
+        self.assertEqual([
+            ['ip', 'link', 'add', 'tapport-1', 'mtu', '1400', 'type', 'veth',
+             'peer', 'name', 'vnsport-1', 'mtu', '1400'],
+            ['ip', 'link', 'set', 'vnsport-1', 'netns', '42'],
+            ['ip', 'link', 'set', 'tapport-1', 'up'],
+        ], vif_plan.veth_commands(self.p, 42))
+
+    def test_ovs_attach_sets_neutron_external_ids(self):
+        cmd = vif_plan.ovs_attach_command(self.p, 'inst-uuid',
+                                          db='unix:/x.sock', timeout=30)
+        self.assertEqual(['ovs-vsctl', '--timeout=30', '--db=unix:/x.sock',
+                          '--', '--if-exists', 'del-port', 'tapport-1',
+                          '--', 'add-port', 'br-int', 'tapport-1',
+                          '--', 'set', 'Interface', 'tapport-1',
+                          'external_ids:iface-id=port-1',
+                          'external_ids:iface-status=active',
+                          'external_ids:attached-mac=fa:16:3e:00:00:01',
+                          'external_ids:vm-uuid=inst-uuid',
+                          'mtu_request=1400'], cmd)
+
+    def test_ovs_detach(self):
+        self.assertEqual(['ovs-vsctl', '--timeout=120', '--', '--if-exists',
+                          'del-port', 'br-int', 'tapport-1'],
+                         vif_plan.ovs_detach_command(self.p))
+
+    def test_container_commands(self):
+        self.assertEqual([
+            ['ip', 'link', 'set', 'lo', 'up'],
+            ['ip', 'link', 'set', 'vnsport-1', 'name', 'eth0'],
+            ['ip', 'link', 'set', 'eth0', 'address', 'fa:16:3e:00:00:01',
+             'mtu', '1400'],
+            ['ip', 'addr', 'add', '10.0.0.5/24', 'dev', 'eth0'],
+            ['ip', 'addr', 'add', 'fd00::5/64', 'dev', 'eth0', 'nodad'],
+            ['ip', 'link', 'set', 'eth0', 'up'],
+            ['ip', '-4', 'route', 'replace', 'default', 'via', '10.0.0.1',
+             'dev', 'eth0'],
+            ['ip', '-4', 'route', 'replace', '172.16.0.0/16', 'via',
+             '10.0.0.254', 'dev', 'eth0'],
+        ], vif_plan.container_commands(self.p))
+        self.assertNotIn(['ip', 'link', 'set', 'lo', 'up'],
+                         vif_plan.container_commands(self.p, first=False))
+
+    def test_netns_prefix(self):
+        self.assertEqual(['nsenter', '--net=/proc/42/ns/net', '--'],
+                         vif_plan.netns_prefix('42'))
+
+    def test_resolv_conf(self):
+        plans = vif_plan.plans([helpers.vif(dns=['10.0.0.2', '10.0.0.3']),
+                                helpers.vif(dns=['10.0.0.2'])], 'br')
+        self.assertEqual('nameserver 10.0.0.2\nnameserver 10.0.0.3\n',
+                         vif_plan.resolv_conf(plans))
+        self.assertIsNone(vif_plan.resolv_conf(
+            vif_plan.plans([helpers.vif()], 'br')))
