@@ -1,0 +1,362 @@
+"""devstack/plugin.sh, phase by phase, in a real bash with devstack's functions stubbed."""
+
+import os
+
+import yaml
+
+from tests.unit.devstack import base
+
+VALUES = os.path.join(base.DEVSTACK, "lib", "vmct-values")
+ROOT = base.ROOT
+
+
+class SettingsTestCase(base.PluginTestCase):
+
+    def enabled(self, result):
+        return result.env_after["ENABLED_SERVICES"].split(",")
+
+    def test_vmct_enabled_where_keystone_runs(self):
+        r = self.run_plugin("override_defaults", services="key,n-api")
+        self.assertRan(r)
+        self.assertIn("vmct", self.enabled(r))
+
+    def test_vmct_not_enabled_on_a_compute_node(self):
+        r = self.run_plugin("override_defaults", services=base.DOCKER_ONLY_NODE,
+                            VMCT_DOCKER_COMPUTE="replace")
+        self.assertRan(r)
+        self.assertNotIn("vmct", self.enabled(r))
+        self.assertNotIn("vmct-docker-agt", self.enabled(r))
+
+    def test_auto_enable_can_be_turned_off(self):
+        r = self.run_plugin("override_defaults", services="key", VMCT_AUTO_ENABLE="False")
+        self.assertRan(r)
+        self.assertNotIn("vmct", self.enabled(r))
+
+    def test_separate_docker_compute_gets_its_agent_service(self):
+        r = self.run_plugin("override_defaults")
+        self.assertRan(r)
+        self.assertIn("vmct-docker-agt", self.enabled(r))
+
+    def test_config_drive_forced_unless_local_conf_says_otherwise(self):
+        r = self.run_plugin("override_defaults")
+        self.assertEqual("True", r.env_after["FORCE_CONFIG_DRIVE"])
+        r = self.run_plugin("override_defaults", FORCE_CONFIG_DRIVE="False")
+        self.assertEqual("False", r.env_after["FORCE_CONFIG_DRIVE"])
+
+    def test_nothing_runs_without_a_vmct_service(self):
+        for mode, phase in (("stack", "install"), ("stack", "post-config"),
+                            ("stack", "extra"), ("unstack", None), ("clean", None)):
+            r = self.run_plugin(mode, phase, services="n-cpu,q-agt")
+            self.assertRan(r)
+            self.assertEqual([], r.calls, "%s %s" % (mode, phase))
+
+    def test_xtrace_setting_restored(self):
+        r = self.run_plugin("stack", "install")
+        self.assertRan(r)
+        self.assertEqual("yes", r.env_after["XTRACE_KEPT"])
+
+
+class InstallTestCase(base.PluginTestCase):
+
+    def test_controller_without_docker(self):
+        r = self.run_plugin("stack", "install", services="key,n-api,n-cpu")
+        self.assertRan(r)
+        self.assertInOrder(r, ("echo_summary", "Installing rally-vmct"),
+                           ("setup_develop", ROOT),
+                           ("install_package", "netcat-openbsd"),
+                           ("install_package", "cpio", "binutils", "kmod", "qemu-utils",
+                            "xz-utils"))
+        flat = [" ".join(c) for c in r.calls]
+        self.assertFalse([c for c in flat if "docker" in c], flat)
+
+    def test_single_node_with_docker_compute(self):
+        r = self.run_plugin("stack", "install")
+        self.assertRan(r)
+        self.assertInOrder(r, ("setup_develop", ROOT),
+                           ("install_package", "debootstrap"),
+                           ("install_package", "docker.io"),
+                           ("sudo", os.path.join(ROOT, "tools", "docker", "ensure-dockerd")),
+                           ("add_user_to_group", "stack", "docker"),
+                           ("echo_summary", "Installing the Docker engine and compute driver"),
+                           ("pip_install", "--no-deps", os.path.join(ROOT, "nova-docker")),
+                           ("pip_install", "docker"))
+
+    def test_docker_only_compute_node_installs_no_rally_vmct(self):
+        r = self.run_plugin("stack", "install", services=base.DOCKER_ONLY_NODE,
+                            VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn")
+        self.assertRan(r)
+        self.assertEqual([], r.named("setup_develop"))
+        self.assertIn(["--no-deps", os.path.join(ROOT, "nova-docker")], r.named("pip_install"))
+
+    def test_prebuilt_images_need_no_build_tools(self):
+        r = self.run_plugin("stack", "install", VMCT_QEMU_GUEST_DIR=self.make_qemu_guest(),
+                            VMCT_DOCKER_IMAGE_FILE=self.make_docker_tar(),
+                            services="key,n-api,n-cpu", VMCT_KINDS="kvm docker")
+        self.assertRan(r)
+        self.assertEqual([["netcat-openbsd"]], r.named("install_package"))
+
+
+class CheckSettingsTestCase(base.PluginTestCase):
+
+    def assertDies(self, result, *words):
+        self.assertNotEqual(0, result.rc)
+        message = " ".join(" ".join(c) for c in result.named("die"))
+        for w in words:
+            self.assertIn(w, message)
+
+    def test_unknown_docker_compute_mode(self):
+        r = self.run_plugin("stack", "install", VMCT_DOCKER_COMPUTE="sideways")
+        self.assertDies(r, "VMCT_DOCKER_COMPUTE='sideways'", "separate", "replace")
+        self.assertEqual([], r.named("setup_develop"))
+
+    def test_separate_mode_needs_ml2_ovs(self):
+        r = self.run_plugin("stack", "install", Q_AGENT="ovn")
+        self.assertDies(r, "Q_AGENT=openvswitch", "Q_AGENT=ovn", "VMCT_DOCKER_COMPUTE=replace")
+
+    def test_unknown_kind(self):
+        r = self.run_plugin("stack", "install", VMCT_KINDS="kvm xen")
+        self.assertDies(r, "VMCT_KINDS", "'xen'")
+
+    def test_docker_compute_needs_n_cpu(self):
+        r = self.run_plugin("stack", "install", services="key,vmct-docker")
+        self.assertDies(r, "enable_service n-cpu")
+
+
+class PostConfigTestCase(base.PluginTestCase):
+
+    def test_separate_docker_compute(self):
+        r = self.run_plugin("stack", "post-config")
+        self.assertRan(r)
+        nova = "/etc/nova/nova-vmct-docker.conf"
+        agent = "/etc/neutron/plugins/ml2/vmct_docker_ovs_agent.ini"
+        state = os.path.join(self.data, "vmct", "docker-compute")
+        inisets = r.named("iniset")
+        self.assertIn(["/etc/nova/nova.conf", "libvirt", "wait_soft_reboot_seconds", "20"],
+                      inisets)
+        for expected in (
+                [nova, "DEFAULT", "compute_driver", "docker.DockerDriver"],
+                [nova, "DEFAULT", "host", "node1-docker"],
+                [nova, "DEFAULT", "state_path", state],
+                [nova, "DEFAULT", "instances_path", state + "/instances"],
+                [nova, "oslo_concurrency", "lock_path", state + "/locks"],
+                [nova, "docker", "integration_bridge", "br-int-docker"],
+                [nova, "neutron", "ovs_bridge", "br-int-docker"],
+                [agent, "DEFAULT", "host", "node1-docker"],
+                [agent, "ovs", "integration_bridge", "br-int-docker"],
+                [agent, "ovs", "bridge_mappings", "public:br-ex-docker"],
+                [agent, "ovs", "of_listen_port", "6634"],
+                [agent, "agent", "tunnel_types", ""]):
+            self.assertIn(expected, inisets)
+        # the main nova.conf keeps its libvirt driver
+        self.assertNotIn(["/etc/nova/nova.conf", "DEFAULT", "compute_driver",
+                          "docker.DockerDriver"], inisets)
+        self.assertTrue(os.path.isdir(state + "/instances"))
+
+    def test_replace_mode_switches_this_nodes_driver(self):
+        r = self.run_plugin("stack", "post-config", services=base.DOCKER_ONLY_NODE,
+                            VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn")
+        self.assertRan(r)
+        self.assertEqual([["/etc/nova/nova.conf", "DEFAULT", "compute_driver",
+                           "docker.DockerDriver"]], r.named("iniset"))
+
+    def test_libvirt_only_node(self):
+        r = self.run_plugin("stack", "post-config", services="key,n-api,n-cpu")
+        self.assertRan(r)
+        self.assertEqual([["/etc/nova/nova.conf", "libvirt", "wait_soft_reboot_seconds", "20"]],
+                         r.named("iniset"))
+
+    def test_other_virt_driver_left_alone(self):
+        r = self.run_plugin("stack", "post-config", services="key,n-api,n-cpu",
+                            VIRT_DRIVER="ironic")
+        self.assertRan(r)
+        self.assertEqual([], r.named("iniset"))
+
+
+class ExtraTestCase(base.PluginTestCase):
+
+    def run_extra(self, **kw):
+        kw.setdefault("VMCT_QEMU_GUEST_DIR", self.make_qemu_guest())
+        kw.setdefault("VMCT_DOCKER_IMAGE_FILE", self.make_docker_tar())
+        return self.run_plugin("stack", "extra", **kw)
+
+    def task_args(self):
+        with open(os.path.join(self.data, "vmct", "task-args.yaml")) as f:
+            return yaml.safe_load(f)
+
+    def test_single_node(self):
+        guest = self.make_qemu_guest()
+        tar = self.make_docker_tar()
+        r = self.run_extra(VMCT_QEMU_GUEST_DIR=guest, VMCT_DOCKER_IMAGE_FILE=tar)
+        self.assertRan(r)
+        os_ = ("openstack", "--os-cloud", "devstack-admin", "--os-region-name", "RegionOne")
+        self.assertInOrder(
+            r,
+            ("echo_summary", "Starting the Docker compute"),
+            ("sudo", "ovs-vsctl", "--may-exist", "add-br", "br-ex-docker",
+             "--", "--may-exist", "add-port", "br-ex", "vmct-br-ex",
+             "--", "set", "interface", "vmct-br-ex", "type=patch",
+             "options:peer=vmct-br-ex-docker",
+             "--", "--may-exist", "add-port", "br-ex-docker", "vmct-br-ex-docker",
+             "--", "set", "interface", "vmct-br-ex-docker", "type=patch",
+             "options:peer=vmct-br-ex"),
+            ("run_process", "vmct-docker-agt",
+             "%s/neutron-openvswitch-agent --config-file /etc/neutron/neutron.conf "
+             "--config-file /etc/neutron/plugins/ml2/ml2_conf.ini "
+             "--config-file /etc/neutron/plugins/ml2/vmct_docker_ovs_agent.ini" % self.bin),
+            ("run_process", "vmct-docker",
+             "%s/nova-compute --config-file /etc/nova/nova-cpu.conf "
+             "--config-file /etc/nova/nova-vmct-docker.conf" % self.bin, "", "root"),
+            os_ + ("compute", "service", "list", "--service", "nova-compute",
+                   "--host", "node1-docker"),
+            os_ + ("flavor", "create", "--public", "--ram", "256", "--vcpus", "1",
+                   "--disk", "1", "vmct.tiny"),
+            os_ + ("network", "create", "--share", "vmct-net"),
+            os_ + ("subnet", "create", "--network", "vmct-net", "--subnet-range",
+                   "10.77.0.0/24", "--gateway", "none", "--dhcp", "--allocation-pool",
+                   "start=10.77.0.100,end=10.77.0.250", "vmct-net-subnet"),
+            os_ + ("image", "create", "--public", "--container-format", "aki",
+                   "--disk-format", "aki", "--file", guest + "/vmlinuz",
+                   "--property", "vmct_build=b123", "-f", "value", "-c", "id",
+                   "vmct-qemu-kernel"),
+            os_ + ("image", "create", "--public", "--container-format", "ari",
+                   "--disk-format", "ari", "--file", guest + "/initrd.img",
+                   "--property", "vmct_build=b123", "-f", "value", "-c", "id",
+                   "vmct-qemu-initrd"),
+            os_ + ("image", "create", "--public", "--container-format", "bare",
+                   "--disk-format", "qcow2", "--file", guest + "/disk.qcow2",
+                   "--property", "kernel_id=id-of-vmct-qemu-kernel",
+                   "--property", "ramdisk_id=id-of-vmct-qemu-initrd",
+                   "--property", "os_command_line=console=ttyS0 loglevel=3",
+                   "--property", "img_hv_type=qemu", "--property", "hw_cdrom_bus=scsi",
+                   "--property", "hw_scsi_model=virtio-scsi", "--property", "os_type=linux",
+                   "--property", "vmct_build=b123", "vmct-qemu-guest"),
+            os_ + ("image", "create", "--public", "--container-format", "docker",
+                   "--disk-format", "raw", "--file", tar,
+                   "--property", "img_hv_type=docker", "--property", "hw_architecture=x86_64",
+                   "vmct-workload-docker"),
+            ("nova-manage", "--config-file", "/etc/nova/nova.conf", "cell_v2",
+             "discover_hosts", "--verbose"),
+            ("python3", os.path.join(base.DEVSTACK, "tools", "vmct_aggregates.py"),
+             "--values", VALUES),
+        )
+        # no image was built: prebuilt ones were given
+        self.assertEqual([], [c for c in r.named("sudo") if "build" in " ".join(c)
+                              or "qemu_guest.py" in " ".join(c)])
+        args = self.task_args()
+        proxy = os.path.join(self.data, "vmct", "proxy-command")
+        self.assertEqual({
+            "instance_kinds": {
+                "kvm": {"image": "vmct-qemu-guest", "flavor": "vmct.tiny",
+                        "availability_zone": "qemu"},
+                "docker": {"image": "vmct-workload-docker", "flavor": "vmct.tiny",
+                           "availability_zone": "docker"}},
+            "network": "vmct-net", "network_id": "id-of-vmct-net", "ssh_user": "root",
+            "proxy_command": proxy + " %h %p", "access_namespace": "qdhcp-id-of-vmct-net",
+        }, args)
+        self.assertTrue(os.access(proxy, os.X_OK))
+        with open(proxy) as f:
+            self.assertIn('exec sudo ip netns exec qdhcp-id-of-vmct-net nc -- "$1" "$2"',
+                          f.read())
+
+    def test_images_built_when_not_given(self):
+        data = os.path.join(self.data, "vmct")
+        guest = os.path.join(data, "images", "qemu-guest")
+        tar = os.path.join(data, "images", "vmct-workload.tar")
+        # the builders (run through sudo) leave their outputs where asked
+        prelude = r'''
+function stub_sudo_hook {
+    if [[ "$2" == *qemu_guest.py ]]; then
+        mkdir -p "$3"; for f in vmlinuz initrd.img disk.qcow2; do echo x > "$3/$f"; done
+    elif [[ "$1" == */tools/images/docker/build ]]; then
+        echo x > "$5"
+    fi
+}'''
+        r = self.run_plugin("stack", "extra", prelude=prelude)
+        self.assertRan(r)
+        self.assertInOrder(
+            r,
+            ("sudo", "python3", os.path.join(ROOT, "tools", "images", "qemu_guest.py"),
+             guest, os.path.join(data, "images", "cache")),
+            ("openstack", "--os-cloud", "devstack-admin", "--os-region-name", "RegionOne",
+             "image", "create", "--public", "--container-format", "aki"),
+            ("sudo", os.path.join(ROOT, "tools", "images", "docker", "build"),
+             "--tag", "vmct-workload:latest", "--save", tar,
+             "--cache-dir", os.path.join(data, "images", "docker")),
+            ("openstack", "--os-cloud", "devstack-admin", "--os-region-name", "RegionOne",
+             "image", "create", "--public", "--container-format", "docker"))
+
+    def test_missing_guest_files_stop_stacking_with_the_fix(self):
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty)
+        r = self.run_extra(VMCT_QEMU_GUEST_DIR=empty)
+        self.assertNotEqual(0, r.rc)
+        message = " ".join(" ".join(c) for c in r.named("die"))
+        self.assertIn(empty + "/vmlinuz", message)
+        self.assertIn("VMCT_QEMU_GUEST_DIR", message)
+
+    def test_existing_resources_are_not_created_again(self):
+        r = self.run_extra(STUB_EXISTS=0)
+        self.assertRan(r)
+        creates = [c for c in r.named("openstack") if "create" in c]
+        self.assertEqual([], creates)
+        self.assertTrue(os.path.exists(os.path.join(self.data, "vmct", "task-args.yaml")))
+
+    def test_replace_mode_restarts_n_cpu_as_root(self):
+        r = self.run_plugin("stack", "extra", services=base.DOCKER_ONLY_NODE,
+                            VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn")
+        self.assertRan(r)
+        self.assertEqual(
+            [["stop_process", "n-cpu"],
+             ["run_process", "n-cpu", "%s/nova-compute --config-file /etc/nova/nova-cpu.conf"
+              % self.bin, "", "root"]],
+            [c for c in r.calls if c[0] in ("stop_process", "run_process")])
+        self.assertEqual([], r.named("openstack"))
+        self.assertEqual([], r.named("sudo"))
+
+    def test_multinode_controller_describes_both_kinds(self):
+        r = self.run_extra(services="key,n-api,n-cpu,q-dhcp", VMCT_KINDS="kvm docker",
+                           Q_AGENT="ovn")
+        self.assertRan(r)
+        self.assertEqual(["kvm", "docker"], list(self.task_args()["instance_kinds"]))
+        self.assertEqual("ovnmeta-id-of-vmct-net", self.task_args()["access_namespace"])
+        self.assertEqual([], r.named("run_process"))
+
+    def test_kvm_only(self):
+        r = self.run_extra(services="key,n-api,n-cpu")
+        self.assertRan(r)
+        self.assertEqual(["kvm"], list(self.task_args()["instance_kinds"]))
+        self.assertFalse([c for c in r.named("openstack") if "vmct-workload-docker" in c])
+
+
+class UnstackCleanTestCase(base.PluginTestCase):
+
+    def test_unstack_stops_the_docker_compute_and_agent(self):
+        r = self.run_plugin("unstack")
+        self.assertRan(r)
+        self.assertEqual([["vmct-docker"], ["vmct-docker-agt"]], r.named("stop_process"))
+
+    def test_clean_removes_containers_bridges_configs_and_data(self):
+        prelude = r'''
+function stub_sudo_hook {
+    if [[ "$1 $2" == "docker ps" ]]; then echo c1; echo c2;
+    elif [[ "$1 $2" == "docker images" ]]; then echo i1; fi
+}'''
+        r = self.run_plugin("clean", prelude=prelude)
+        self.assertRan(r)
+        self.assertInOrder(
+            r,
+            ("sudo", "docker", "ps", "-aq", "--filter", "name=^nova-"),
+            ("sudo", "docker", "rm", "-f", "c1", "c2"),
+            ("sudo", "docker", "images", "-q", "glance/*"),
+            ("sudo", "docker", "rmi", "-f", "i1"),
+            ("sudo", "ovs-vsctl", "--if-exists", "del-port", "br-ex", "vmct-br-ex",
+             "--", "--if-exists", "del-br", "br-ex-docker",
+             "--", "--if-exists", "del-br", "br-int-docker"),
+            ("sudo", "rm", "-f", "/etc/nova/nova-vmct-docker.conf",
+             "/etc/neutron/plugins/ml2/vmct_docker_ovs_agent.ini"),
+            ("sudo", "rm", "-rf", os.path.join(self.data, "vmct")))
+
+    def test_clean_on_a_controller_without_docker_compute(self):
+        r = self.run_plugin("clean", services="key,n-api,n-cpu")
+        self.assertRan(r)
+        self.assertEqual([["rm", "-rf", os.path.join(self.data, "vmct")]], r.named("sudo"))

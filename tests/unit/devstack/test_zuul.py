@@ -1,0 +1,173 @@
+"""The Zuul jobs, playbooks and roles: parsed and checked for names, files and artifacts."""
+
+import glob
+import os
+import re
+
+import testtools
+import yaml
+
+from tests.unit.devstack import base
+
+ROOT = base.ROOT
+JOBS = ("rally-vmct-devstack-base", "rally-vmct-devstack-lifecycle",
+        "rally-vmct-devstack-benchmark", "rally-vmct-devstack-multinode")
+# roles that come from devstack (roles: - zuul: opendev.org/openstack/devstack)
+DEVSTACK_ROLES = {"orchestrate-devstack"}
+# files vmct-run-tasks writes whatever the tasks are
+ALWAYS_WRITTEN = {"status.txt", "comparison.csv", "comparison.json"}
+
+
+def load(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return yaml.safe_load(f)
+
+
+class ZuulConfigTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.jobs, self.nodesets, self.projects = {}, {}, []
+        files = sorted(glob.glob(os.path.join(ROOT, ".zuul.d", "*.yaml")))
+        self.assertTrue(files)
+        for path in files:
+            for item in yaml.safe_load(open(path)):
+                (kind, body), = item.items()
+                if kind == "job":
+                    self.assertNotIn(body["name"], self.jobs, "job defined twice")
+                    self.jobs[body["name"]] = body
+                elif kind == "nodeset":
+                    self.nodesets[body["name"]] = body
+                elif kind == "project":
+                    self.projects.append(body)
+                else:
+                    self.fail("unexpected %s in %s" % (kind, path))
+
+    def var(self, job, name):
+        """A job variable, looked up through the job's parents (ours only)."""
+        while job in self.jobs:
+            if name in self.jobs[job].get("vars", {}):
+                return self.jobs[job]["vars"][name]
+            job = self.jobs[job].get("parent")
+        raise KeyError(name)
+
+    def attr(self, job, name):
+        while job in self.jobs:
+            if name in self.jobs[job]:
+                return self.jobs[job][name]
+            job = self.jobs[job].get("parent")
+        raise KeyError(name)
+
+    def test_job_names(self):
+        self.assertEqual(set(JOBS), set(self.jobs))
+        self.assertTrue(self.jobs["rally-vmct-devstack-base"]["abstract"])
+        self.assertEqual("devstack", self.jobs["rally-vmct-devstack-base"]["parent"])
+        for name in JOBS[1:]:
+            self.assertEqual("rally-vmct-devstack-base", self.jobs[name]["parent"])
+            self.assertTrue(self.jobs[name].get("description"))
+
+    def test_tasks_of_each_job(self):
+        self.assertEqual(["samples/tasks/lifecycle.yaml", "samples/tasks/reboot.yaml",
+                          "samples/tasks/stop-start.yaml"],
+                         self.var("rally-vmct-devstack-lifecycle", "vmct_tasks"))
+        self.assertEqual(["samples/tasks/benchmark.yaml"],
+                         self.var("rally-vmct-devstack-benchmark", "vmct_tasks"))
+        self.assertEqual(["samples/tasks/lifecycle.yaml", "samples/tasks/benchmark.yaml"],
+                         self.var("rally-vmct-devstack-multinode", "vmct_tasks"))
+
+    def test_plugins_rally_before_vmct(self):
+        plugins = list(self.var("rally-vmct-devstack-base", "devstack_plugins"))
+        self.assertEqual(["rally-openstack", "rally-vmct"], plugins)
+        required = self.jobs["rally-vmct-devstack-base"]["required-projects"]
+        self.assertIn("opendev.org/openstack/rally-openstack", required)
+        self.assertIn("opendev.org/openstack/rally", required)
+
+    def test_single_node_runs_both_computes_with_ml2_ovs(self):
+        services = self.var("rally-vmct-devstack-base", "devstack_services")
+        for s in ("vmct", "vmct-docker", "q-agt", "q-dhcp"):
+            self.assertTrue(services[s], s)
+        self.assertFalse(services["ovn-controller"])
+        localrc = self.var("rally-vmct-devstack-base", "devstack_localrc")
+        self.assertEqual("openvswitch", localrc["Q_AGENT"])
+        self.assertEqual("vlan", localrc["Q_ML2_TENANT_NETWORK_TYPE"])
+        self.assertEqual("separate", localrc["VMCT_DOCKER_COMPUTE"])
+
+    def test_multinode_docker_compute_on_the_subnode(self):
+        job = self.jobs["rally-vmct-devstack-multinode"]
+        nodeset = self.nodesets[job["nodeset"]]
+        groups = {g["name"]: g["nodes"] for g in nodeset["groups"]}
+        self.assertEqual(["compute1"], groups["subnode"])
+        sub = job["group-vars"]["subnode"]
+        self.assertTrue(sub["devstack_services"]["vmct-docker"])
+        self.assertEqual("replace", sub["devstack_localrc"]["VMCT_DOCKER_COMPUTE"])
+        self.assertIn("rally-vmct", sub["devstack_plugins"])
+        self.assertFalse(job["vars"]["devstack_services"]["vmct-docker"])
+        self.assertEqual("kvm docker", job["vars"]["devstack_localrc"]["VMCT_KINDS"])
+
+    def test_nodesets_exist(self):
+        for name in JOBS:
+            self.assertIn(self.attr(name, "nodeset"), self.nodesets)
+        for nodeset in self.nodesets.values():
+            for node in nodeset["nodes"]:
+                self.assertEqual("debian-bookworm", node["label"])
+
+    def test_playbooks_and_roles_exist(self):
+        for kind in ("run", "post-run"):
+            path = self.attr("rally-vmct-devstack-base", kind)
+            self.assertTrue(os.path.isfile(os.path.join(ROOT, path)), path)
+            for play in load(path):
+                for role in play["roles"]:
+                    if role in DEVSTACK_ROLES:
+                        continue
+                    self.assertTrue(os.path.isfile(
+                        os.path.join(ROOT, "roles", role, "tasks", "main.yaml")), role)
+
+    def test_project_pipelines(self):
+        (project,) = self.projects
+        for pipeline in ("check", "gate"):
+            names = [j if isinstance(j, str) else next(iter(j))
+                     for j in project[pipeline]["jobs"]]
+            self.assertTrue(set(names) <= set(JOBS) - {"rally-vmct-devstack-base"})
+            self.assertIn("rally-vmct-devstack-lifecycle", names)
+            self.assertIn("rally-vmct-devstack-benchmark", names)
+
+
+class RolesTestCase(testtools.TestCase):
+
+    def test_artifacts_are_what_vmct_run_tasks_writes(self):
+        artifacts = load("roles/fetch-vmct-task-results/defaults/main.yaml")["vmct_artifacts"]
+        files = {a["url"].split("/", 1)[1] for a in artifacts}
+        for a in artifacts:
+            self.assertTrue(a["url"].startswith("vmct-results/"), a)
+            self.assertEqual({"name", "url"}, set(a))
+        with open(os.path.join(base.DEVSTACK, "tools", "vmct-run-tasks")) as f:
+            script = f.read()
+        defaults = set(re.findall(r"[\w-]+=([\w.-]+\.(?:html|json|xml))\b",
+                                  script.split("EXPORTS=(", 1)[1].split("fi\n", 1)[0]))
+        self.assertEqual({"report.html", "report.json", "junit.xml", "comparison.html"},
+                         defaults)
+        self.assertEqual(defaults | ALWAYS_WRITTEN, files)
+
+    def test_run_role_fails_on_sla_after_the_reports(self):
+        tasks = load("roles/run-vmct-tasks/tasks/main.yaml")
+        names = [t["name"] for t in tasks]
+        run = next(t for t in tasks if "vmct-run-tasks" in str(t.get("command", "")))
+        self.assertFalse(run["failed_when"])
+        self.assertEqual("vmct_run", run["register"])
+        fail = tasks[-1]
+        self.assertIn("fail", fail)
+        self.assertEqual("vmct_run.rc != 0", fail["when"])
+        self.assertIn("rally exit code 2", fail["fail"]["msg"])
+        self.assertLess(names.index(run["name"]), names.index(fail["name"]))
+        # the zones are set up for hosts that joined after the controller stacked
+        aggr = next(t for t in tasks if "vmct_aggregates.py" in str(t.get("command", "")))
+        self.assertLess(tasks.index(aggr), tasks.index(run))
+
+    def test_fetch_role_publishes_only_existing_files(self):
+        tasks = load("roles/fetch-vmct-task-results/tasks/main.yaml")
+        ret = next(t for t in tasks if "zuul_return" in t)
+        self.assertIn("selectattr('stat.exists')",
+                      ret["zuul_return"]["data"]["zuul"]["artifacts"])
+        sync = next(t for t in tasks if "synchronize" in t)
+        self.assertEqual("pull", sync["synchronize"]["mode"])
+        self.assertIn("zuul.executor.log_root", sync["synchronize"]["dest"])
