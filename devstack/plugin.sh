@@ -29,8 +29,7 @@ if is_service_enabled vmct vmct-docker; then
         fi
 
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
-        if is_service_enabled n-cpu && [[ "${VIRT_DRIVER:-libvirt}" == "libvirt" ]] && \
-                ! { is_service_enabled vmct-docker && [[ "$VMCT_DOCKER_COMPUTE" == "replace" ]]; }; then
+        if vmct_libvirt_compute_here; then
             echo_summary "Configuring the libvirt compute for rally-vmct"
             configure_vmct_compute
         fi

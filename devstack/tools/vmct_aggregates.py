@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Put every compute host into the availability zone of its instance kind.
 
-    vmct_aggregates.py [--values FILE] [--expect KIND=N]... [--timeout SECONDS]
+    vmct_aggregates.py [--values FILE] [--expect KIND=N]... [--timeout SECONDS] [--wait-only]
 
 A hypervisor of type ``docker`` (the Docker driver in nova-docker/) belongs to
 the ``docker`` kind, one of type ``QEMU`` or ``KVM`` (libvirt) to the ``kvm``
@@ -11,7 +11,9 @@ other hypervisor types are left alone. Idempotent.
 
 ``--expect docker=1`` waits (up to ``--timeout``) until at least one enabled,
 up hypervisor of that kind is known: a multinode job runs this on the
-controller once every node has stacked.
+controller once every node has stacked. ``--wait-only`` stops there (new hosts
+must be mapped to a cell, ``nova-manage cell_v2 discover_hosts``, before an
+aggregate takes them).
 
 Credentials: openstacksdk's ``OS_CLOUD`` (devstack's ``devstack-admin``) or the
 ``OS_*`` variables. Exit 1 with a message naming the problem.
@@ -92,7 +94,8 @@ def ensure_aggregate(compute, az, hosts, log):
             log("added %s to %s" % (host, az))
 
 
-def run(conn, values, expect, timeout, log, sleep=time.sleep, clock=time.monotonic):
+def run(conn, values, expect, timeout, log, sleep=time.sleep, clock=time.monotonic,
+        wait_only=False):
     deadline = clock() + timeout
     while True:
         kinds = hosts_by_kind(conn.compute.hypervisors(details=True))
@@ -102,6 +105,9 @@ def run(conn, values, expect, timeout, log, sleep=time.sleep, clock=time.monoton
         if clock() >= deadline:
             raise RuntimeError("after %ds: %s" % (timeout, "; ".join(short)))
         sleep(5)
+    if wait_only:
+        log("found %s" % "; ".join("%s: %s" % (k, ", ".join(h)) for k, h in sorted(kinds.items())))
+        return kinds
     for kind, hosts in sorted(kinds.items()):
         ensure_aggregate(conn.compute, values[AZ_VALUES[kind]], hosts, log)
         log("%s: %s in availability zone %s" % (kind, ", ".join(hosts), values[AZ_VALUES[kind]]))
@@ -116,6 +122,8 @@ def main(argv=None):
                         help="wait for at least N up hypervisors of KIND (kvm, docker)")
     parser.add_argument("--timeout", type=int, default=300,
                         help="seconds to wait for --expect (default: %(default)s)")
+    parser.add_argument("--wait-only", action="store_true",
+                        help="only wait for --expect, change nothing")
     args = parser.parse_args(argv)
     try:
         expect = parse_expect(args.expect)
@@ -132,7 +140,7 @@ def main(argv=None):
         print("[vmct_aggregates] %s" % msg, flush=True)
 
     try:
-        run(openstack.connect(), values, expect, args.timeout, log)
+        run(openstack.connect(), values, expect, args.timeout, log, wait_only=args.wait_only)
     except RuntimeError as e:
         print("[vmct_aggregates] ERROR: %s" % e, file=sys.stderr)
         return 1

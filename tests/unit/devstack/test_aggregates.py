@@ -79,6 +79,16 @@ class AggregatesTestCase(testtools.TestCase):
         kinds = self.run_with(compute, {"docker": 1}, timeout=60)
         self.assertEqual(["d"], kinds["docker"])
 
+    def test_wait_only_changes_nothing(self):
+        compute = FakeCompute([[hv("c", "QEMU")], [hv("c", "QEMU"), hv("d", "docker")]])
+        clock = iter(range(0, 10000, 5))
+        kinds = agg.run(types.SimpleNamespace(compute=compute), self.values, {"docker": 1},
+                        60, self.messages.append, sleep=lambda s: None,
+                        clock=lambda: next(clock), wait_only=True)
+        self.assertEqual({"kvm": ["c"], "docker": ["d"]}, kinds)
+        self.assertEqual([], compute.calls)
+        self.assertEqual(["found docker: d; kvm: c"], self.messages)
+
     def test_timeout_names_what_is_missing(self):
         compute = FakeCompute([[hv("c", "QEMU")]])
         e = self.assertRaises(RuntimeError, self.run_with, compute, {"docker": 1}, 20)

@@ -234,10 +234,13 @@ class ExtraTestCase(base.PluginTestCase):
                    "--disk-format", "raw", "--file", tar,
                    "--property", "img_hv_type=docker", "--property", "hw_architecture=x86_64",
                    "vmct-workload-docker"),
+            os_ + ("compute", "service", "list", "--service", "nova-compute",
+                   "--host", "node1"),
             ("nova-manage", "--config-file", "/etc/nova/nova.conf", "cell_v2",
              "discover_hosts", "--verbose"),
             ("python3", os.path.join(base.DEVSTACK, "tools", "vmct_aggregates.py"),
-             "--values", VALUES),
+             "--values", VALUES, "--timeout", "300", "--expect", "kvm=1",
+             "--expect", "docker=1"),
         )
         # no image was built: prebuilt ones were given
         self.assertEqual([], [c for c in r.named("sudo") if "build" in " ".join(c)
@@ -324,6 +327,7 @@ function stub_sudo_hook {
     def test_kvm_only(self):
         r = self.run_extra(services="key,n-api,n-cpu")
         self.assertRan(r)
+        self.assertEqual(["--timeout", "300", "--expect", "kvm=1"], r.named("python3")[0][3:])
         self.assertEqual(["kvm"], list(self.task_args()["instance_kinds"]))
         self.assertFalse([c for c in r.named("openstack") if "vmct-workload-docker" in c])
 

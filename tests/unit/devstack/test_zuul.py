@@ -159,8 +159,13 @@ class RolesTestCase(testtools.TestCase):
         self.assertEqual("vmct_run.rc != 0", fail["when"])
         self.assertIn("rally exit code 2", fail["fail"]["msg"])
         self.assertLess(names.index(run["name"]), names.index(fail["name"]))
-        # the zones are set up for hosts that joined after the controller stacked
-        aggr = next(t for t in tasks if "vmct_aggregates.py" in str(t.get("command", "")))
+        # hosts that joined after the controller stacked: wait, map into the cell, zone them
+        wait, aggr = [t for t in tasks if "vmct_aggregates.py" in str(t.get("command", ""))]
+        self.assertIn("--wait-only", wait["command"]["argv"])
+        self.assertNotIn("--wait-only", aggr["command"]["argv"])
+        discover = next(t for t in tasks if "discover_hosts" in str(t.get("command", "")))
+        self.assertLess(tasks.index(wait), tasks.index(discover))
+        self.assertLess(tasks.index(discover), tasks.index(aggr))
         self.assertLess(tasks.index(aggr), tasks.index(run))
 
     def test_fetch_role_publishes_only_existing_files(self):
