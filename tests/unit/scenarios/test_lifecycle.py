@@ -192,6 +192,18 @@ class TestBootAndDelete(ScenarioTestCase):
         self.assertEqual(["a", "sg"], kwargs["security_groups"])
         self.assertEqual([{"net-id": "net-9"}], kwargs["nics"])
 
+    def test_unresolved_kind_is_resolved_in_the_scenario(self):
+        kind = {k: v for k, v in KIND.items() if k not in ("image_id", "flavor_id")}
+        s = self.make(lifecycle.BootAndDeleteServer)
+        with mock.patch("rally_openstack.task.types.GlanceImage") as image, \
+                mock.patch("rally_openstack.task.types.Flavor") as flavor:
+            image.return_value.pre_process.return_value = "img-9"
+            flavor.return_value.pre_process.return_value = "flv-9"
+            s.run(kind)
+        record = self.nova.servers.created[0]
+        self.assertEqual(("img-9", "flv-9"), (record.kwargs["image"], record.kwargs["flavor"]))
+        image.return_value.pre_process.assert_called_once_with({"name": "cirros"}, config={})
+
     def test_ssh_probe_without_key_is_a_clear_error(self):
         s = self.make(lifecycle.BootAndDeleteServer)
         del s._make_probe           # the real one
