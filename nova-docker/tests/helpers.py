@@ -12,7 +12,7 @@ objects.register_all()
 
 def context():
     return nova_context.RequestContext('fake-user', 'fake-project',
-                                      is_admin=False)
+                                       is_admin=False)
 
 
 def flavor(vcpus=1, memory_mb=256):
@@ -42,8 +42,8 @@ def image_meta(image_id=None, container_format='docker', **props):
 
 
 def vif(port_id=None, mac='fa:16:3e:00:00:01', address='198.51.100.10',
-        cidr='198.51.100.0/24', gateway='198.51.100.1', bridge='br-int', mtu=1400,
-        active=True, routes=(), dns=(), v6=None):
+        cidr='198.51.100.0/24', gateway='198.51.100.1', bridge='br-int',
+        mtu=1400, active=True, routes=(), dns=(), v6=None):
     """A nova.network.model.VIF with one IPv4 (and optional IPv6) subnet."""
     port_id = port_id or str(uuid.uuid4())
     subnets = [network_model.Subnet(

@@ -12,7 +12,6 @@ import json
 import os
 import shlex
 import subprocess
-import tempfile
 import time
 import uuid
 
@@ -22,9 +21,9 @@ from oslo_config import fixture as config_fixture
 import testtools
 
 import nova.conf
+from nova.virt.docker import conf as docker_conf
 from nova.virt import driver as virt_driver
 from nova.virt import fake as fake_virt
-from nova.virt.docker import conf as docker_conf
 
 from tests import helpers
 
@@ -206,9 +205,9 @@ class DriverTestCase(testtools.TestCase):
                     self.docker.images.remove(tag)
 
     def make_instance(self, address='198.51.100.10', mac='fa:16:3e:00:00:10',
-                      **kw):
+                      dns=(), **kw):
         vif = helpers.vif(mac=mac, address=address, gateway=GATEWAY,
-                          bridge=self.net.bridge, mtu=1400)
+                          bridge=self.net.bridge, mtu=1400, dns=dns)
         inst = helpers.instance(self.ctx, key_data=self.key_data,
                                 network_info=[vif], **kw)
         return inst, inst.get_network_info()
@@ -236,7 +235,8 @@ class DriverTestCase(testtools.TestCase):
     def ssh(self, address, *cmd, check=True):
         return self.net.in_ns(
             'ssh', '-i', self.key_path, '-o', 'BatchMode=yes',
-            '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
+            '-o', 'StrictHostKeyChecking=no',
+            '-o', 'UserKnownHostsFile=/dev/null',
             '-o', 'ConnectTimeout=5', '-o', 'LogLevel=ERROR',
             # ssh hands the command to the remote shell: quote every word
             'root@%s' % address, '--', shlex.join(cmd), check=check)

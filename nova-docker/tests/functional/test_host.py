@@ -134,7 +134,8 @@ class TestOpenvSwitch(base.DriverTestCase):
                         self.bridge).stdout.split()
 
     def test_ovs_plug_external_ids_reach_and_unplug(self):
-        vif = base.helpers.vif(mac='fa:16:3e:00:00:50', address='198.51.100.50',
+        vif = base.helpers.vif(mac='fa:16:3e:00:00:50',
+                               address='198.51.100.50',
                                gateway=base.GATEWAY, bridge=self.bridge,
                                mtu=1400)
         inst = base.helpers.instance(self.ctx, key_data=self.key_data,

@@ -220,12 +220,15 @@ class TestSpawnVariants(base.DriverTestCase):
 
     def test_key_and_hostname_injected(self):
         inst, nw = self.make_instance(address='198.51.100.36',
-                                      hostname='web-36')
+                                      hostname='web-36',
+                                      dns=['198.51.100.53'])
         self.spawn(inst, nw)
         self.wait_ssh('198.51.100.36')
         out = self.ssh('198.51.100.36', 'sh', '-c',
                        'hostname; stat -c %a /root/.ssh/authorized_keys; '
-                       'cat /root/.ssh/authorized_keys').stdout.split('\n')
+                       'cat /root/.ssh/authorized_keys; '
+                       'grep ^nameserver /etc/resolv.conf').stdout.split('\n')
         self.assertEqual('web-36', out[0])
         self.assertEqual('600', out[1])
         self.assertEqual(self.key_data.strip(), out[2].strip())
+        self.assertEqual('nameserver 198.51.100.53', out[3].strip())

@@ -79,12 +79,6 @@ class TestContainer(testtools.TestCase):
             self.assertEqual(b'ssh-ed25519 AAAA key\n', tar.extractfile(
                 'root/.ssh/authorized_keys').read())
 
-    def test_file_tar(self):
-        data = container.file_tar('/etc/resolv.conf', 'nameserver 1.2.3.4\n')
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            self.assertEqual(b'nameserver 1.2.3.4\n',
-                             tar.extractfile('etc/resolv.conf').read())
-
     def test_parse_docker_time(self):
         self.assertAlmostEqual(
             1700000000.123456,

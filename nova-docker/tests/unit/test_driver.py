@@ -336,6 +336,16 @@ class TestHost(DriverTestCase):
         self.assertEqual(1024, inv[orc.MEMORY_MB]['reserved'])
         self.assertEqual(1, inv[orc.DISK_GB]['reserved'])   # ceil of 1 MB
 
+    def test_network_binding_host(self):
+        inst, _nw = self.make(host='compute-docker')
+        self.assertEqual('compute-docker',
+                         self.driver.network_binding_host_id(self.ctx, inst))
+        self.assertFalse(self.driver.manages_network_binding_host_id())
+        self.conf.config(group='docker', network_binding_host='aio-host')
+        self.assertEqual('aio-host',
+                         self.driver.network_binding_host_id(self.ctx, inst))
+        self.assertTrue(self.driver.manages_network_binding_host_id())
+
     def test_capabilities(self):
         self.assertTrue(self.driver.capabilities['supports_image_type_raw'])
         self.assertFalse(self.driver.capabilities['supports_attach_interface'])

@@ -8,7 +8,8 @@ from tests import helpers
 class TestPlan(testtools.TestCase):
 
     def test_plan_from_nova_vif(self):
-        vif = helpers.vif(port_id='0123456789abcdef-port', mac='fa:16:3e:aa:bb:cc',
+        vif = helpers.vif(port_id='0123456789abcdef-port',
+                          mac='fa:16:3e:aa:bb:cc',
                           address='10.0.0.5', cidr='10.0.0.0/24',
                           gateway='10.0.0.1', bridge='br-int', mtu=1442,
                           routes=[('172.16.0.0/16', '10.0.0.254')],
@@ -128,11 +129,3 @@ class TestCommands(testtools.TestCase):
     def test_netns_prefix(self):
         self.assertEqual(['nsenter', '--net=/proc/42/ns/net', '--'],
                          vif_plan.netns_prefix('42'))
-
-    def test_resolv_conf(self):
-        plans = vif_plan.plans([helpers.vif(dns=['10.0.0.2', '10.0.0.3']),
-                                helpers.vif(dns=['10.0.0.2'])], 'br')
-        self.assertEqual('nameserver 10.0.0.2\nnameserver 10.0.0.3\n',
-                         vif_plan.resolv_conf(plans))
-        self.assertIsNone(vif_plan.resolv_conf(
-            vif_plan.plans([helpers.vif()], 'br')))

@@ -42,6 +42,15 @@ opts = [
                     'ovs-vsctl\'s own default.'),
     cfg.IntOpt('ovs_vsctl_timeout', default=120, min=1,
                help='Timeout in seconds of one ovs-vsctl call.'),
+    cfg.StrOpt('network_binding_host',
+               help='Neutron binding:host_id for the ports of this '
+                    'compute\'s instances. Set it to the host name of the '
+                    'Open vSwitch agent on this machine when this '
+                    'nova-compute runs with a [DEFAULT]host of its own next '
+                    'to another nova-compute (for example a libvirt one) on '
+                    'the same machine: Neutron then binds the ports to the '
+                    'agent that wires the integration bridge. Default: the '
+                    'instance host (Nova\'s normal behaviour).'),
     cfg.IntOpt('soft_reboot_timeout', default=60, min=0,
                help='Seconds a soft reboot waits for the container to stop '
                     'after SIGTERM before it is killed. The log says which '

@@ -130,18 +130,6 @@ def authorized_keys_tar(key_data):
     return buf.getvalue()
 
 
-def file_tar(path, content, mode=0o644):
-    """A tar stream holding one file at ``path`` (relative, extract at /)."""
-    buf = io.BytesIO()
-    data = content.encode('utf-8')
-    with tarfile.open(fileobj=buf, mode='w') as tar:
-        info = tarfile.TarInfo(path.lstrip('/'))
-        info.mode = mode
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def parse_docker_time(value):
     """Seconds since the epoch of a Docker RFC 3339 (nanosecond) time."""
     if not value or value.startswith('0001-01-01'):

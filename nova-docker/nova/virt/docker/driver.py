@@ -148,6 +148,14 @@ class DockerDriver(driver.ComputeDriver):
     def get_host_ip_addr(self):
         return CONF.my_ip
 
+    def network_binding_host_id(self, context, instance):
+        return CONF.docker.network_binding_host or instance.get('host')
+
+    def manages_network_binding_host_id(self):
+        # Keeps the compute manager from "healing" the binding back to
+        # [DEFAULT]host when [docker]network_binding_host is set.
+        return bool(CONF.docker.network_binding_host)
+
     def get_host_uptime(self):
         with open('/proc/uptime') as f:
             seconds = float(f.read().split()[0])
@@ -438,4 +446,3 @@ class DockerDriver(driver.ComputeDriver):
             except docker.errors.APIError as e:
                 LOG.debug('Could not remove snapshot image %s: %s', ref, e)
         LOG.info('Snapshot %s uploaded', image_id, instance=instance)
-

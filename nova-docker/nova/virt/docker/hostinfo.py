@@ -13,7 +13,7 @@
 
 import os
 
-from os_resource_classes import DISK_GB, MEMORY_MB, VCPU
+import os_resource_classes as orc
 
 GIB = 1024 ** 3
 MIB = 1024 ** 2
@@ -62,9 +62,9 @@ def inventory(vcpus, memory_mb, disk_gb, ratios, reserved_cpus,
             'reserved': int(reserved or 0),
         }
     return {
-        VCPU: record(vcpus, VCPU, reserved_cpus),
-        MEMORY_MB: record(memory_mb, MEMORY_MB, reserved_memory_mb),
-        DISK_GB: record(disk_gb, DISK_GB, reserved_disk_gb),
+        orc.VCPU: record(vcpus, orc.VCPU, reserved_cpus),
+        orc.MEMORY_MB: record(memory_mb, orc.MEMORY_MB, reserved_memory_mb),
+        orc.DISK_GB: record(disk_gb, orc.DISK_GB, reserved_disk_gb),
     }
 
 

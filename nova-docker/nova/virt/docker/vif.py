@@ -201,15 +201,3 @@ def container_commands(p, first=True):
         cmds.append(['ip', family, 'route', 'replace', route.cidr, 'via',
                      route.gateway, 'dev', p.ifname])
     return cmds
-
-
-def resolv_conf(network_plans):
-    """/etc/resolv.conf content from the subnets' DNS servers, or None."""
-    servers = []
-    for p in network_plans:
-        for server in p.nameservers:
-            if server not in servers:
-                servers.append(server)
-    if not servers:
-        return None
-    return ''.join('nameserver %s\n' % s for s in servers[:3])
