@@ -6,7 +6,8 @@
 A hypervisor of type ``docker`` (the Docker driver in nova-docker/) belongs to
 the ``docker`` kind, one of type ``QEMU`` or ``KVM`` (libvirt) to the ``kvm``
 kind; each kind has an aggregate named after its availability zone
-(``VMCT_DOCKER_AZ`` and ``VMCT_KVM_AZ`` in devstack/lib/vmct-values). Hosts of
+(``VMCT_DOCKER_AZ`` and ``VMCT_KVM_AZ`` in devstack/lib/vmct-values, or in the
+environment, which wins: local.conf may override them). Hosts of
 other hypervisor types are left alone. Idempotent.
 
 ``--expect docker=1`` waits (up to ``--timeout``) until at least one enabled,
@@ -47,6 +48,16 @@ def read_values(path):
                 # bash would expand it, Python would not: the file must mean one thing
                 raise ValueError("%s:%d: no expansions allowed in %s" % (path, number, name))
             values[name] = value
+    return values
+
+
+def zone_values(path, environ):
+    """The values file with the zone names of ``environ`` (local.conf's) over it."""
+    values = read_values(path)
+    values.update({name: environ[name] for name in AZ_VALUES.values() if environ.get(name)})
+    for name in AZ_VALUES.values():
+        if not values.get(name):
+            raise ValueError("%s: %s is not set" % (path, name))
     return values
 
 
@@ -127,10 +138,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         expect = parse_expect(args.expect)
-        values = read_values(args.values)
-        for kind, name in AZ_VALUES.items():
-            if not values.get(name):
-                raise ValueError("%s: %s is not set" % (args.values, name))
+        values = zone_values(args.values, os.environ)
     except (OSError, ValueError) as e:
         parser.error(str(e))
 

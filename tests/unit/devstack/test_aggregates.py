@@ -95,6 +95,10 @@ class AggregatesTestCase(testtools.TestCase):
         self.assertIn("1 docker host(s) expected, found 0 (none)", str(e))
         self.assertEqual([], compute.calls)
 
+    def test_zone_names_from_the_environment_win(self):
+        values = agg.zone_values(VALUES, {"VMCT_KVM_AZ": "fast", "VMCT_DOCKER_AZ": ""})
+        self.assertEqual(("fast", "docker"), (values["VMCT_KVM_AZ"], values["VMCT_DOCKER_AZ"]))
+
     def test_parse_expect(self):
         self.assertEqual({"docker": 2, "kvm": 1}, agg.parse_expect(["docker=2", "kvm=1"]))
         for bad in ("xen=1", "docker", "docker=x"):

@@ -324,6 +324,14 @@ function stub_sudo_hook {
         self.assertEqual("ovnmeta-id-of-vmct-net", self.task_args()["access_namespace"])
         self.assertEqual([], r.named("run_process"))
 
+    def test_local_conf_overrides_shared_values(self):
+        r = self.run_extra(services="key,n-api,n-cpu", VMCT_KVM_AZ="fast",
+                           VMCT_FLAVOR_NAME="m1.vmct")
+        self.assertRan(r)
+        self.assertEqual({"image": "vmct-qemu-guest", "flavor": "m1.vmct",
+                          "availability_zone": "fast"}, self.task_args()["instance_kinds"]["kvm"])
+        self.assertIn("m1.vmct", r.named("openstack")[1])
+
     def test_kvm_only(self):
         r = self.run_extra(services="key,n-api,n-cpu")
         self.assertRan(r)
