@@ -44,11 +44,10 @@ def identity(conn):
     roles = {r.name: r for r in idn.roles()}
     for name, typ, url, user in SERVICES:
         password = os.environ["%s_PASS" % user.upper()]
-        u = idn.find_user(user)
-        if u is None:
-            u = idn.create_user(name=user, password=password, domain_id="default")
-        else:
-            idn.update_user(u, password=password)
+        # never update an existing user's password: that revokes its tokens, and nova-api's
+        # cached Neutron admin token then fails (NeutronAdminCredentialConfigurationInvalid)
+        u = idn.find_user(user) or idn.create_user(name=user, password=password,
+                                                   domain_id="default")
         for r in ("admin", "service"):
             idn.assign_project_role_to_user(svc, u, roles[r])
         s = idn.find_service(name) or idn.create_service(name=name, type=typ)
@@ -105,7 +104,7 @@ def inventory(conn):
     return {
         "servers": [dict(id=s.id, name=s.name, status=s.status)
                     for s in conn.compute.servers(all_projects=True)],
-        "ports": [dict(id=p.id, name=p.name, device_owner=p.device_owner,
+        "ports": [dict(id=p.id, name=p.name, device_owner=p.device_owner, device_id=p.device_id,
                        project_id=p.project_id, network_id=p.network_id)
                   for p in conn.network.ports()],
         "keypairs": [k.name for k in conn.compute.keypairs()],
@@ -136,7 +135,11 @@ def main(argv):
     elif cmd == "network-id":
         print(conn.network.find_network(NET_NAME).id)
     elif cmd == "inventory":
-        json.dump(inventory(conn), sys.stdout, indent=1)
+        inv = inventory(conn)
+        # names in nova_api.key_pairs (keypairs of every user, also of deleted ones), given by
+        # tools/aio/inventory
+        inv["keypair_rows"] = args
+        json.dump(inv, sys.stdout, indent=1)
     else:
         print(__doc__, file=sys.stderr)
         return 2

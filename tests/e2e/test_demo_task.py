@@ -1,0 +1,128 @@
+"""End-to-end checks of samples/tasks/demo.yaml on the all-in-one cloud.
+
+tools/test-stages/50-e2e brings the AIO up, runs the task, and leaves in $VMCT_E2E_DIR:
+  task-uuid            the Rally task
+  task.json            `rally task report --json` of it
+  report.html          `rally task report --html-static` of it
+  inventory-before.json / inventory-after.json   tools/aio/aio.py inventory (+ keypair rows)
+  expected.json        {"times": N, "workloads": M, "aio_images": [...]}
+These tests read those files; without $VMCT_E2E_DIR they are skipped.
+"""
+
+import json
+import os
+import unittest
+
+E2E_DIR = os.environ.get("VMCT_E2E_DIR")
+
+
+def load(name):
+    with open(os.path.join(E2E_DIR, name)) as f:
+        return json.load(f) if name.endswith(".json") else f.read().strip()
+
+
+@unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
+class DemoTaskTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.uuid = load("task-uuid")
+        cls.report = load("task.json")
+        cls.expected = load("expected.json")
+        cls.task = [t for t in cls.report["tasks"] if t["uuid"] == cls.uuid][0]
+        cls.workloads = [w for s in cls.task["subtasks"] for w in s["workloads"]]
+
+    def test_task_finished(self):
+        self.assertEqual("finished", self.task["status"])
+
+    def test_every_workload_ran(self):
+        self.assertEqual(self.expected["workloads"], len(self.workloads))
+        for w in self.workloads:
+            name = list(w["scenario"])[0] if isinstance(w["scenario"], dict) else w["name"]
+            self.assertEqual(self.expected["times"], len(w["data"]), name)
+
+    def test_no_failed_iteration(self):
+        for w in self.workloads:
+            errors = [it["error"] for it in w["data"] if it.get("error")]
+            self.assertEqual([], errors, w.get("name"))
+            self.assertEqual(0, w.get("failed_iteration_count", 0))
+
+    def test_sla_passed(self):
+        self.assertTrue(self.task["pass_sla"])
+        for w in self.workloads:
+            self.assertTrue(w["pass_sla"], w.get("sla_results"))
+
+    def test_boot_and_delete_timed(self):
+        names = set()
+        for w in self.workloads:
+            for it in w["data"]:
+                names.update(a["name"] for a in it["atomic_actions"])
+        for action in ("nova.boot_server", "nova.delete_server", "nova.reboot_server",
+                       "nova.soft_reboot_server"):
+            self.assertIn(action, names)
+
+    def test_html_report(self):
+        with open(os.path.join(E2E_DIR, "report.html")) as f:
+            html = f.read()
+        self.assertGreater(len(html), 10000)
+        self.assertIn("NovaServers.boot_and_delete_server", html)
+        self.assertNotIn('src="http', html)  # --html-static: no external scripts
+
+
+@unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
+class NoLeakTest(unittest.TestCase):
+    """Nothing the task created is left in the cloud.
+
+    Rally names what it creates rally_<first 8 hex digits of the task uuid>_...; other users of
+    the same AIO (a developer's own tasks) may come and go meanwhile, so we look for the task's
+    names and for orphans (resources of projects that no longer exist), not for equal counts.
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        cls.after = load("inventory-after.json")
+        cls.expected = load("expected.json")
+        cls.marker = "rally_" + load("task-uuid").replace("-", "")[:8]
+        cls.projects = {p["id"] for p in cls.after["projects"]}
+
+    def ours(self, names):
+        return [n for n in names if self.marker in (n or "")]
+
+    def test_no_servers(self):
+        self.assertEqual([], self.ours(s["name"] for s in self.after["servers"]))
+
+    def test_no_orphan_ports(self):
+        orphans = [p for p in self.after["ports"] if p["project_id"] not in self.projects]
+        self.assertEqual([], orphans)
+
+    def test_only_network_ports_left_of_the_task(self):
+        servers = {s["id"] for s in self.after["servers"]}
+        # compute ports must belong to a live server
+        dangling = [p for p in self.after["ports"]
+                    if (p["device_owner"] or "").startswith("compute:")
+                    and p.get("device_id") not in servers]
+        self.assertEqual([], dangling)
+
+    def test_no_keypairs(self):
+        # names in nova_api.key_pairs: keypairs of every user, also of the deleted Rally users
+        self.assertEqual([], self.ours(self.after["keypair_rows"]))
+
+    def test_only_default_security_groups(self):
+        self.assertEqual([], self.ours(g["name"] for g in self.after["security_groups"]))
+        orphans = [g for g in self.after["security_groups"] if g["project_id"] not in self.projects]
+        self.assertEqual([], orphans)
+
+    def test_aio_images_only(self):
+        names = [i["name"] for i in self.after["images"]]
+        self.assertEqual([], self.ours(names))
+        for name in self.expected["aio_images"]:
+            self.assertIn(name, names)
+        orphans = [i for i in self.after["images"] if i["owner"] not in self.projects]
+        self.assertEqual([], orphans)
+
+    def test_no_rally_projects_or_users(self):
+        self.assertEqual([], self.ours(p["name"] for p in self.after["projects"]))
+        self.assertEqual([], self.ours(self.after["users"]))
+
+    def test_no_networks_of_the_task(self):
+        self.assertEqual([], self.ours(n["name"] for n in self.after["networks"]))
