@@ -51,7 +51,7 @@ class PluginTestCase(testtools.TestCase):
         self.log = os.path.join(self.tmp, "calls.log")
         self.bin = os.path.join(self.tmp, "bin")
         os.makedirs(self.bin)
-        for name in ("nova-manage", "python3", "nova-compute", "neutron-openvswitch-agent"):
+        for name in ("nova-manage", "python3", "nova-compute"):
             path = os.path.join(self.bin, name)
             with open(path, "w") as f:
                 f.write(BIN_STUB)
@@ -66,9 +66,8 @@ class PluginTestCase(testtools.TestCase):
             "STACK_USER": "stack", "REGION_NAME": "RegionOne",
             "NOVA_CONF_DIR": "/etc/nova", "NOVA_CONF": "/etc/nova/nova.conf",
             "NOVA_CPU_CONF": "/etc/nova/nova-cpu.conf", "NOVA_BIN_DIR": self.bin,
-            "NEUTRON_CONF": "/etc/neutron/neutron.conf", "VIRT_DRIVER": "libvirt",
-            "Q_AGENT": "openvswitch", "PHYSICAL_NETWORK": "public",
-            "OVS_PHYSICAL_BRIDGE": "br-ex",
+            "VIRT_DRIVER": "libvirt",
+            "Q_AGENT": "openvswitch",
         }
         env.update({k: str(v) for k, v in extra.items()})
         return env

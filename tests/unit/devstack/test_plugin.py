@@ -25,17 +25,11 @@ class SettingsTestCase(base.PluginTestCase):
                             VMCT_DOCKER_COMPUTE="replace")
         self.assertRan(r)
         self.assertNotIn("vmct", self.enabled(r))
-        self.assertNotIn("vmct-docker-agt", self.enabled(r))
 
     def test_auto_enable_can_be_turned_off(self):
         r = self.run_plugin("override_defaults", services="key", VMCT_AUTO_ENABLE="False")
         self.assertRan(r)
         self.assertNotIn("vmct", self.enabled(r))
-
-    def test_separate_docker_compute_gets_its_agent_service(self):
-        r = self.run_plugin("override_defaults")
-        self.assertRan(r)
-        self.assertIn("vmct-docker-agt", self.enabled(r))
 
     def test_config_drive_forced_unless_local_conf_says_otherwise(self):
         r = self.run_plugin("override_defaults")
@@ -109,9 +103,9 @@ class CheckSettingsTestCase(base.PluginTestCase):
         self.assertDies(r, "VMCT_DOCKER_COMPUTE='sideways'", "separate", "replace")
         self.assertEqual([], r.named("setup_develop"))
 
-    def test_separate_mode_needs_ml2_ovs(self):
+    def test_any_neutron_backend_is_fine(self):
         r = self.run_plugin("stack", "install", Q_AGENT="ovn")
-        self.assertDies(r, "Q_AGENT=openvswitch", "Q_AGENT=ovn", "VMCT_DOCKER_COMPUTE=replace")
+        self.assertRan(r)
 
     def test_unknown_kind(self):
         r = self.run_plugin("stack", "install", VMCT_KINDS="kvm xen")
@@ -128,36 +122,41 @@ class PostConfigTestCase(base.PluginTestCase):
         r = self.run_plugin("stack", "post-config")
         self.assertRan(r)
         nova = "/etc/nova/nova-vmct-docker.conf"
-        agent = "/etc/neutron/plugins/ml2/vmct_docker_ovs_agent.ini"
         state = os.path.join(self.data, "vmct", "docker-compute")
-        inisets = r.named("iniset")
-        self.assertIn(["/etc/nova/nova.conf", "libvirt", "wait_soft_reboot_seconds", "20"],
-                      inisets)
-        for expected in (
-                [nova, "DEFAULT", "compute_driver", "docker.DockerDriver"],
-                [nova, "DEFAULT", "host", "node1-docker"],
-                [nova, "DEFAULT", "state_path", state],
-                [nova, "DEFAULT", "instances_path", state + "/instances"],
-                [nova, "oslo_concurrency", "lock_path", state + "/locks"],
-                [nova, "docker", "integration_bridge", "br-int-docker"],
-                [nova, "neutron", "ovs_bridge", "br-int-docker"],
-                [agent, "DEFAULT", "host", "node1-docker"],
-                [agent, "ovs", "integration_bridge", "br-int-docker"],
-                [agent, "ovs", "bridge_mappings", "public:br-ex-docker"],
-                [agent, "ovs", "of_listen_port", "6634"],
-                [agent, "agent", "tunnel_types", ""]):
-            self.assertIn(expected, inisets)
-        # the main nova.conf keeps its libvirt driver
-        self.assertNotIn(["/etc/nova/nova.conf", "DEFAULT", "compute_driver",
-                          "docker.DockerDriver"], inisets)
+        self.assertEqual([
+            ["/etc/nova/nova.conf", "libvirt", "wait_soft_reboot_seconds", "20"],
+            [nova, "DEFAULT", "compute_driver", "docker.DockerDriver"],
+            [nova, "docker", "soft_reboot_timeout", "20"],
+            [nova, "DEFAULT", "host", "node1-docker"],
+            [nova, "DEFAULT", "state_path", state],
+            [nova, "DEFAULT", "instances_path", state + "/instances"],
+            [nova, "oslo_concurrency", "lock_path", state + "/locks"],
+            # ports bound to this node's own agent, on its integration bridge
+            [nova, "docker", "network_binding_host", "node1"],
+            [nova, "docker", "integration_bridge", "br-int"],
+        ], r.named("iniset"))
         self.assertTrue(os.path.isdir(state + "/instances"))
+        self.assertTrue(os.path.isdir(state + "/locks"))
+
+    def test_separate_docker_compute_names_can_be_set(self):
+        r = self.run_plugin("stack", "post-config", VMCT_DOCKER_COMPUTE_HOST="dock1",
+                            VMCT_DOCKER_NETWORK_BINDING_HOST="node1.example.org",
+                            OVS_BRIDGE="br-int2")
+        self.assertRan(r)
+        inisets = r.named("iniset")
+        nova = "/etc/nova/nova-vmct-docker.conf"
+        self.assertIn([nova, "DEFAULT", "host", "dock1"], inisets)
+        self.assertIn([nova, "docker", "network_binding_host", "node1.example.org"], inisets)
+        self.assertIn([nova, "docker", "integration_bridge", "br-int2"], inisets)
 
     def test_replace_mode_switches_this_nodes_driver(self):
         r = self.run_plugin("stack", "post-config", services=base.DOCKER_ONLY_NODE,
                             VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn")
         self.assertRan(r)
         self.assertEqual([["/etc/nova/nova.conf", "DEFAULT", "compute_driver",
-                           "docker.DockerDriver"]], r.named("iniset"))
+                           "docker.DockerDriver"],
+                          ["/etc/nova/nova.conf", "docker", "soft_reboot_timeout", "20"]],
+                         r.named("iniset"))
 
     def test_libvirt_only_node(self):
         r = self.run_plugin("stack", "post-config", services="key,n-api,n-cpu")
@@ -192,17 +191,6 @@ class ExtraTestCase(base.PluginTestCase):
         self.assertInOrder(
             r,
             ("echo_summary", "Starting the Docker compute"),
-            ("sudo", "ovs-vsctl", "--may-exist", "add-br", "br-ex-docker",
-             "--", "--may-exist", "add-port", "br-ex", "vmct-br-ex",
-             "--", "set", "interface", "vmct-br-ex", "type=patch",
-             "options:peer=vmct-br-ex-docker",
-             "--", "--may-exist", "add-port", "br-ex-docker", "vmct-br-ex-docker",
-             "--", "set", "interface", "vmct-br-ex-docker", "type=patch",
-             "options:peer=vmct-br-ex"),
-            ("run_process", "vmct-docker-agt",
-             "%s/neutron-openvswitch-agent --config-file /etc/neutron/neutron.conf "
-             "--config-file /etc/neutron/plugins/ml2/ml2_conf.ini "
-             "--config-file /etc/neutron/plugins/ml2/vmct_docker_ovs_agent.ini" % self.bin),
             ("run_process", "vmct-docker",
              "%s/nova-compute --config-file /etc/nova/nova-cpu.conf "
              "--config-file /etc/nova/nova-vmct-docker.conf" % self.bin, "", "root"),
@@ -242,6 +230,7 @@ class ExtraTestCase(base.PluginTestCase):
              "--values", VALUES, "--timeout", "300", "--expect", "kvm=1",
              "--expect", "docker=1"),
         )
+        self.assertEqual(1, len(r.named("run_process")))
         # no image was built: prebuilt ones were given
         self.assertEqual([], [c for c in r.named("sudo") if "build" in " ".join(c)
                               or "qemu_guest.py" in " ".join(c)])
@@ -345,9 +334,9 @@ class UnstackCleanTestCase(base.PluginTestCase):
     def test_unstack_stops_the_docker_compute_and_agent(self):
         r = self.run_plugin("unstack")
         self.assertRan(r)
-        self.assertEqual([["vmct-docker"], ["vmct-docker-agt"]], r.named("stop_process"))
+        self.assertEqual([["vmct-docker"]], r.named("stop_process"))
 
-    def test_clean_removes_containers_bridges_configs_and_data(self):
+    def test_clean_removes_containers_images_config_and_data(self):
         prelude = r'''
 function stub_sudo_hook {
     if [[ "$1 $2" == "docker ps" ]]; then echo c1; echo c2;
@@ -361,11 +350,7 @@ function stub_sudo_hook {
             ("sudo", "docker", "rm", "-f", "c1", "c2"),
             ("sudo", "docker", "images", "-q", "glance/*"),
             ("sudo", "docker", "rmi", "-f", "i1"),
-            ("sudo", "ovs-vsctl", "--if-exists", "del-port", "br-ex", "vmct-br-ex",
-             "--", "--if-exists", "del-br", "br-ex-docker",
-             "--", "--if-exists", "del-br", "br-int-docker"),
-            ("sudo", "rm", "-f", "/etc/nova/nova-vmct-docker.conf",
-             "/etc/neutron/plugins/ml2/vmct_docker_ovs_agent.ini"),
+            ("sudo", "rm", "-f", "/etc/nova/nova-vmct-docker.conf"),
             ("sudo", "rm", "-rf", os.path.join(self.data, "vmct")))
 
     def test_clean_on_a_controller_without_docker_compute(self):

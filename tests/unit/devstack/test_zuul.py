@@ -82,14 +82,13 @@ class ZuulConfigTestCase(testtools.TestCase):
         self.assertIn("opendev.org/openstack/rally-openstack", required)
         self.assertIn("opendev.org/openstack/rally", required)
 
-    def test_single_node_runs_both_computes_with_ml2_ovs(self):
+    def test_single_node_runs_both_computes(self):
         services = self.var("rally-vmct-devstack-base", "devstack_services")
         for s in ("vmct", "vmct-docker", "q-agt", "q-dhcp"):
             self.assertTrue(services[s], s)
         self.assertFalse(services["ovn-controller"])
         localrc = self.var("rally-vmct-devstack-base", "devstack_localrc")
         self.assertEqual("openvswitch", localrc["Q_AGENT"])
-        self.assertEqual("vlan", localrc["Q_ML2_TENANT_NETWORK_TYPE"])
         self.assertEqual("separate", localrc["VMCT_DOCKER_COMPUTE"])
 
     def test_multinode_docker_compute_on_the_subnode(self):
