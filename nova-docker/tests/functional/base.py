@@ -205,9 +205,9 @@ class DriverTestCase(testtools.TestCase):
                     self.docker.images.remove(tag)
 
     def make_instance(self, address='198.51.100.10', mac='fa:16:3e:00:00:10',
-                      dns=(), **kw):
+                      dns=(), v6=None, **kw):
         vif = helpers.vif(mac=mac, address=address, gateway=GATEWAY,
-                          bridge=self.net.bridge, mtu=1400, dns=dns)
+                          bridge=self.net.bridge, mtu=1400, dns=dns, v6=v6)
         inst = helpers.instance(self.ctx, key_data=self.key_data,
                                 network_info=[vif], **kw)
         return inst, inst.get_network_info()

@@ -221,7 +221,9 @@ class TestSpawnVariants(base.DriverTestCase):
     def test_key_and_hostname_injected(self):
         inst, nw = self.make_instance(address='198.51.100.36',
                                       hostname='web-36',
-                                      dns=['198.51.100.53'])
+                                      dns=['198.51.100.53'],
+                                      v6=('fd00:51::/64', 'fd00:51::36',
+                                          'fd00:51::1'))
         self.spawn(inst, nw)
         self.wait_ssh('198.51.100.36')
         out = self.ssh('198.51.100.36', 'sh', '-c',
@@ -232,3 +234,8 @@ class TestSpawnVariants(base.DriverTestCase):
         self.assertEqual('600', out[1])
         self.assertEqual(self.key_data.strip(), out[2].strip())
         self.assertEqual('nameserver 198.51.100.53', out[3].strip())
+        v6 = self.ssh('198.51.100.36', 'sh', '-c',
+                      'ip -6 -o addr show dev eth0 scope global; '
+                      'ip -6 route show default').stdout
+        self.assertIn('fd00:51::36/64', v6)
+        self.assertIn('default via fd00:51::1 dev eth0', v6)

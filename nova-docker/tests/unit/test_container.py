@@ -59,6 +59,10 @@ class TestContainer(testtools.TestCase):
             'nova.image_id': 'img',
             'nova.flavor.vcpus': '2',
             'nova.flavor.memory_mb': '1024'}, kw['labels'])
+        self.assertNotIn('sysctls', kw)
+        kw = container.create_kwargs(inst, 'i', 'h', 'img', 'none',
+                                     ipv6=True)
+        self.assertEqual('0', kw['sysctls']['net.ipv6.conf.all.disable_ipv6'])
         kw = container.create_kwargs(inst, 'i', 'h', 'img', 'none')
         self.assertNotIn('command', kw)
         self.assertNotIn('dns', kw)

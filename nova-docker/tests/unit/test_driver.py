@@ -55,7 +55,12 @@ class DriverTestCase(testtools.TestCase):
         self.driver.image_fetch = fetch
         self.ctx = helpers.context()
 
-    def _run(self, cmd, check=True):
+    def _run(self, cmd, check=True, stdin=None):
+        if stdin is not None:
+            prefix = cmd[:cmd.index('-batch') - 1]
+            for line in stdin.splitlines():
+                self._run(prefix + ['ip'] + line.split(), check)
+            return
         self.ran.append(cmd)
         if cmd[:3] == ['ip', 'link', 'add']:
             self.devices.add(cmd[3])
@@ -114,6 +119,17 @@ class TestSpawn(DriverTestCase):
         self.assertEqual(['f0f0f0f0-0000-0000-0000-000000000001'],
                          self.fetched)
         self.assertEqual([b'tarball'], self.client.images.loads)
+
+    def test_ipv6_ports_turn_ipv6_on_in_the_netns(self):
+        inst, nw = self.make()
+        self.spawn(inst, nw)
+        self.assertNotIn('sysctls', self.client.api.store[
+            'nova-%s' % inst.uuid]['HostConfig'])
+        vif = helpers.vif(v6=('fd00::/64', 'fd00::5', 'fd00::1'))
+        inst = helpers.instance(self.ctx, network_info=[vif])
+        self.spawn(inst, inst.get_network_info())
+        self.assertEqual('0', self.client.api.store['nova-%s' % inst.uuid][
+            'HostConfig']['sysctls']['net.ipv6.conf.default.disable_ipv6'])
 
     def test_no_key_no_archive(self):
         inst, nw = self.make(key=False)

@@ -26,7 +26,13 @@ class TestPlugger(testtools.TestCase):
             helpers.vif(port_id='port-b', address='10.1.0.5',
                         cidr='10.1.0.0/24', gateway=None)], 'br-int')
 
-    def _run(self, cmd, check=True):
+    def _run(self, cmd, check=True, stdin=None):
+        if stdin is not None:
+            # expand ip -batch input back into argv lists
+            prefix = cmd[:cmd.index('-batch') - 1]
+            for line in stdin.splitlines():
+                self._run(prefix + ['ip'] + line.split(), check)
+            return ''
         self.ran.append(cmd)
         if cmd[:3] == ['ip', 'link', 'add']:
             self.devices.add(cmd[3])
@@ -40,11 +46,11 @@ class TestPlugger(testtools.TestCase):
         self.assertEqual('add', first[0][2])
         self.assertEqual(['ip', 'link', 'set', 'vnsport-a', 'netns', '4242'],
                          first[1])
+        self.assertEqual(['ip', 'link', 'set', 'tapport-a', 'up'], first[2])
         # detach of a stale port in its own transaction, then attach
-        self.assertEqual('del-port', first[2][4])
-        self.assertNotIn('add-port', first[2])
-        self.assertIn('add-port', first[3])
-        self.assertEqual(['ip', 'link', 'set', 'tapport-a', 'up'], first[4])
+        self.assertEqual('del-port', first[3][4])
+        self.assertNotIn('add-port', first[3])
+        self.assertIn('add-port', first[4])
         in_ns = [c for c in self.ran if c[0] == 'nsenter']
         self.assertTrue(all(c[:3] == ['nsenter', '--net=/proc/4242/ns/net',
                                       '--'] for c in in_ns))
@@ -68,9 +74,24 @@ class TestPlugger(testtools.TestCase):
         self.assertEqual(['ip', 'link', 'del', 'tapport-a'], self.ran[0])
         self.assertEqual(['ip', 'link', 'del', 'vnsport-a'], self.ran[1])
 
+    def test_two_ip_processes_per_port(self):
+        calls = []
+        self.plugger._run = lambda cmd, check=True, stdin=None: calls.append(
+            (cmd, stdin))
+        self.conf.host_attach = 'linuxbridge'
+        self.plugger.plug(self.plans[:1], 7, 'inst')
+        self.assertEqual(['ip', '-batch', '-'], calls[0][0])
+        self.assertIn('link add tapport-a', calls[0][1])
+        self.assertEqual(['ip', 'link', 'set', 'tapport-a', 'master',
+                          'br-int'], calls[1][0])
+        self.assertEqual(['nsenter', '--net=/proc/7/ns/net', '--', 'ip',
+                          '-batch', '-'], calls[2][0])
+        self.assertIn('link set vnsport-a name eth0\n', calls[2][1])
+        self.assertEqual(3, len(calls))
+
     def test_failed_plug_deletes_the_veth(self):
-        def run(cmd, check=True):
-            self._run(cmd, check)
+        def run(cmd, check=True, stdin=None):
+            self._run(cmd, check, stdin)
             if cmd[0] == 'nsenter':
                 raise RuntimeError('no such process')
         self.plugger._run = run

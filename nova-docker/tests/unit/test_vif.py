@@ -118,9 +118,9 @@ class TestCommands(testtools.TestCase):
             ['ip', 'addr', 'add', '10.0.0.5/24', 'dev', 'eth0'],
             ['ip', 'addr', 'add', 'fd00::5/64', 'dev', 'eth0', 'nodad'],
             ['ip', 'link', 'set', 'eth0', 'up'],
-            ['ip', '-4', 'route', 'replace', 'default', 'via', '10.0.0.1',
+            ['ip', 'route', 'replace', 'default', 'via', '10.0.0.1',
              'dev', 'eth0'],
-            ['ip', '-4', 'route', 'replace', '172.16.0.0/16', 'via',
+            ['ip', 'route', 'replace', '172.16.0.0/16', 'via',
              '10.0.0.254', 'dev', 'eth0'],
         ], vif_plan.container_commands(self.p))
         self.assertNotIn(['ip', 'link', 'set', 'lo', 'up'],
@@ -129,3 +129,15 @@ class TestCommands(testtools.TestCase):
     def test_netns_prefix(self):
         self.assertEqual(['nsenter', '--net=/proc/42/ns/net', '--'],
                          vif_plan.netns_prefix('42'))
+
+    def test_ip_batch(self):
+        self.assertEqual('link set lo up\naddr add 10.0.0.5/24 dev eth0\n',
+                         vif_plan.ip_batch([
+                             ['ip', 'link', 'set', 'lo', 'up'],
+                             ['ip', 'addr', 'add', '10.0.0.5/24', 'dev',
+                              'eth0']]))
+        for bad in (['ip', 'link', 'set', 'a b', 'up'],
+                    ['ip', 'link', 'set', '', 'up'],
+                    ['ip', 'link', 'set', '#x', 'up'],
+                    ['nsenter', 'ip']):
+            self.assertRaises(ValueError, vif_plan.ip_batch, [bad])

@@ -90,8 +90,12 @@ def labels(instance, host, image_id):
     }
 
 
+IPV6_ON = {'net.ipv6.conf.all.disable_ipv6': '0',
+           'net.ipv6.conf.default.disable_ipv6': '0'}
+
+
 def create_kwargs(instance, image_ref, host, image_id, cpu_mode,
-                  command=None, dns=None):
+                  command=None, dns=None, ipv6=False):
     """Keyword arguments of ``client.containers.create`` for an instance."""
     kwargs = {
         'image': image_ref,
@@ -108,6 +112,10 @@ def create_kwargs(instance, image_ref, host, image_id, cpu_mode,
         kwargs['command'] = command
     if dns:
         kwargs['dns'] = list(dns)
+    if ipv6:
+        # Docker turns IPv6 off in the netns of containers it does not
+        # network itself; the Neutron ports need it.
+        kwargs['sysctls'] = dict(IPV6_ON)
     kwargs.update(cpu_limits(instance.flavor.vcpus, cpu_mode))
     kwargs.update(memory_limits(instance.flavor.memory_mb))
     return kwargs

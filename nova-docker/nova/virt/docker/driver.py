@@ -274,7 +274,8 @@ class DockerDriver(driver.ComputeDriver):
             instance, image_ref, CONF.host, image_meta.id,
             CONF.docker.cpu_limit,
             command=container.command_from_image(image_meta),
-            dns=[s for p in plans for s in p.nameservers][:3])
+            dns=[s for p in plans for s in p.nameservers][:3],
+            ipv6=any(':' in a for p in plans for a in p.addresses))
         name = kwargs['name']
         try:
             self.client.containers.create(**kwargs)

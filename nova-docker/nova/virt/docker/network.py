@@ -26,10 +26,10 @@ from nova.virt.docker import vif as vif_plan
 LOG = logging.getLogger(__name__)
 
 
-def execute(cmd, check=True):
+def execute(cmd, check=True, stdin=None):
     LOG.debug('Running %s', cmd)
     out, _err = processutils.execute(
-        *cmd, check_exit_code=[0] if check else False)
+        *cmd, check_exit_code=[0] if check else False, process_input=stdin)
     return out
 
 
@@ -68,7 +68,12 @@ class Plugger(object):
         return bool(plans) and all(self._exists(p.host_dev) for p in plans)
 
     def plug(self, plans, netns_pid, instance_uuid):
-        """Plug every interface into the netns of process netns_pid."""
+        """Plug every interface into the netns of process netns_pid.
+
+        Per port: veth pair created, peer moved into the netns and host end
+        up (one ``ip -batch``), host end attached to the bridge, peer
+        configured inside the netns (one ``nsenter ... ip -batch``).
+        """
         prefix = vif_plan.netns_prefix(netns_pid)
         for index, p in enumerate(plans):
             if self._exists(p.host_dev):
@@ -76,14 +81,15 @@ class Plugger(object):
                 self._run(['ip', 'link', 'del', p.host_dev], check=False)
             if self._exists(p.peer_dev):
                 self._run(['ip', 'link', 'del', p.peer_dev], check=False)
-            cmds = vif_plan.veth_commands(p, netns_pid)
-            self._run(cmds[0])
+            # Two ip processes per port: host side, then container side.
+            self._run(['ip', '-batch', '-'],
+                      stdin=vif_plan.ip_batch(
+                          vif_plan.veth_commands(p, netns_pid)))
             try:
-                self._run(cmds[1])
                 self._attach(p, instance_uuid)
-                self._run(cmds[2])
-                for cmd in vif_plan.container_commands(p, first=index == 0):
-                    self._run(prefix + cmd)
+                self._run(prefix + ['ip', '-batch', '-'],
+                          stdin=vif_plan.ip_batch(vif_plan.container_commands(
+                              p, first=index == 0)))
             except Exception:
                 self._run(['ip', 'link', 'del', p.host_dev], check=False)
                 raise

@@ -191,13 +191,31 @@ def container_commands(p, first=True):
             cmd.append('nodad')  # no 1-2 s duplicate address detection wait
         cmds.append(cmd)
     cmds.append(['ip', 'link', 'set', p.ifname, 'up'])
+    # The family follows from the gateway / prefix (no -4/-6: ip -batch
+    # takes no global options per line).
     for gateway in p.gateways:
-        family = '-%d' % ipaddress.ip_address(gateway).version
-        cmds.append(['ip', family, 'route', 'replace', 'default', 'via',
-                     gateway, 'dev', p.ifname])
+        cmds.append(['ip', 'route', 'replace', 'default', 'via', gateway,
+                     'dev', p.ifname])
     for route in p.routes:
-        family = '-%d' % ipaddress.ip_network(route.cidr,
-                                              strict=False).version
-        cmds.append(['ip', family, 'route', 'replace', route.cidr, 'via',
+        cmds.append(['ip', 'route', 'replace', route.cidr, 'via',
                      route.gateway, 'dev', p.ifname])
     return cmds
+
+
+def ip_batch(cmds):
+    """stdin for ``ip -batch -`` running the given ``ip ...`` argv lists.
+
+    One process instead of one per command. iproute2 splits batch lines on
+    whitespace, so a word holding whitespace (never the case for names,
+    addresses and numbers) is refused rather than quoted.
+    """
+    lines = []
+    for cmd in cmds:
+        if not cmd or cmd[0] != 'ip':
+            raise ValueError('not an ip command: %r' % (cmd,))
+        for word in cmd[1:]:
+            if not word or any(ch.isspace() for ch in word) or \
+                    word[0] in '"\'#':
+                raise ValueError('word %r cannot go to ip -batch' % word)
+        lines.append(' '.join(cmd[1:]))
+    return '\n'.join(lines) + '\n'
