@@ -1,6 +1,7 @@
 """Spawn, reach, reboot, stop/start and delete through the driver."""
 
 import time
+import uuid
 
 from nova.compute import power_state
 from nova import exception
@@ -239,3 +240,64 @@ class TestSpawnVariants(base.DriverTestCase):
                       'ip -6 route show default').stdout
         self.assertIn('fd00:51::36/64', v6)
         self.assertIn('default via fd00:51::1 dev eth0', v6)
+
+
+class TestSnapshot(base.DriverTestCase):
+    """docker commit + docker save of a running instance (Glance stubbed)."""
+
+    def test_snapshot_uploads_a_loadable_docker_save_tarball(self):
+        import json
+        import tarfile
+
+        import nova.image
+
+        inst, nw = self.make_instance(address='198.51.100.70')
+        self.spawn(inst, nw)
+        self.wait_ssh('198.51.100.70')
+        self.ssh('198.51.100.70', 'sh', '-c', 'echo snap > /root/marker')
+        uploads = []
+        tmp = self.tmp
+
+        class GlanceStub(object):
+            def update(self, context, image_id, metadata, data):
+                path = '%s/upload-%s.tar' % (tmp, image_id)
+                with open(path, 'wb') as f:
+                    f.write(data.read())
+                uploads.append((image_id, metadata, path))
+
+        self.patch(nova.image, 'API', GlanceStub)
+        snap_id = str(uuid.uuid4())
+        states = []
+        self.driver.snapshot(self.ctx, inst, snap_id,
+                             lambda **kw: states.append(kw['task_state']))
+        self.assertEqual(['image_pending_upload', 'image_uploading'], states)
+        image_id, metadata, path = uploads[0]
+        self.assertEqual(snap_id, image_id)
+        self.assertEqual('docker', metadata['container_format'])
+        with tarfile.open(path) as tar:
+            manifest = json.load(tar.extractfile('manifest.json'))
+        self.assertEqual(1, len(manifest))
+        self.assertFalse(manifest[0].get('RepoTags'))   # saved by id
+        # the committed image is not left in the engine
+        config_id = manifest[0]['Config'].split('/')[-1].replace(
+            '.json', '')
+        self.assertRaises(base.docker.errors.ImageNotFound,
+                          self.docker.images.get, 'sha256:' + config_id)
+        # the instance kept running (commit pauses only briefly)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(inst).state)
+        # boot the snapshot: the marker file is in it
+        self.fetches.clear()
+        self.driver.image_fetch = lambda ctx, i: base.file_chunks(path)
+        inst2, nw2 = self.make_instance(address='198.51.100.71',
+                                        mac='fa:16:3e:00:00:71')
+        self.spawn(inst2, nw2, image=base.helpers.image_meta(snap_id))
+        self.addCleanup(self.driver.image_cache.remove, snap_id)
+        self.wait_ssh('198.51.100.71')
+        self.assertEqual('snap', self.ssh('198.51.100.71', 'cat',
+                                          '/root/marker').stdout.strip())
+        # the loaded snapshot carries only the cache tag
+        self.assertEqual(['%s/%s:latest' % (self.repository, snap_id)],
+                         self.docker.images.get(
+                             '%s/%s:latest' % (self.repository,
+                                               snap_id)).tags)

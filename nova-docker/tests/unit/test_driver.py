@@ -375,8 +375,11 @@ class TestSnapshot(DriverTestCase):
         states = []
         uploads = []
         api = self.client.api
-        api.commit = lambda name, repository, tag, pause: api.calls.append(
-            ('commit', name, repository))
+
+        def commit(name, pause):
+            api.calls.append(('commit', name, pause))
+            return {'Id': 'sha256:snap'}
+        api.commit = commit
         api.get_image = lambda ref: iter([b'saved', b'image'])
         api.remove_image = lambda ref: api.calls.append(('rmi', ref))
 
@@ -395,4 +398,5 @@ class TestSnapshot(DriverTestCase):
         self.assertEqual('SNAP-ID', uploads[0][0])
         self.assertEqual('docker', uploads[0][1]['container_format'])
         self.assertEqual(b'savedimage', uploads[0][2])
-        self.assertIn(('rmi', 'glance-snapshot/snap-id:latest'), api.calls)
+        self.assertIn(('commit', 'nova-%s' % inst.uuid, True), api.calls)
+        self.assertIn(('rmi', 'sha256:snap'), api.calls)

@@ -420,11 +420,9 @@ class DockerDriver(driver.ComputeDriver):
         name = container.container_name(instance.uuid)
         self._inspect(instance)
         update_task_state(task_state=task_states.IMAGE_PENDING_UPLOAD)
-        repo = '%s-snapshot/%s' % (CONF.docker.image_repository,
-                                   image_id.lower())
-        self.client.api.commit(name, repository=repo, tag='latest',
-                               pause=True)
-        ref = '%s:latest' % repo
+        # Untagged: saved by id, the tarball names no repository, so loading
+        # it later (as a Glance image) leaves only the cache tag behind.
+        ref = self.client.api.commit(name, pause=True)['Id']
         update_task_state(task_state=task_states.IMAGE_UPLOADING,
                           expected_state=task_states.IMAGE_PENDING_UPLOAD)
         workdir = tempfile.mkdtemp(prefix='docker-snapshot-',
