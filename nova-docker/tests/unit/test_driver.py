@@ -367,6 +367,25 @@ class TestHost(DriverTestCase):
         self.assertFalse(self.driver.capabilities['supports_attach_interface'])
 
 
+class TestGlanceChunks(testtools.TestCase):
+
+    def test_streams_glance_download(self):
+        import nova.image
+        from nova.virt.docker import images
+        calls = []
+
+        class FakeImageAPI(object):
+            def download(self, context, image_id):
+                calls.append(image_id)
+                return iter([b'a', b'b'])
+
+        self.patch(nova.image, 'API', FakeImageAPI)
+        chunks = images.glance_chunks('ctx', 'img-1')
+        self.assertEqual([], calls)          # lazy: nothing before load reads
+        self.assertEqual([b'a', b'b'], list(chunks))
+        self.assertEqual(['img-1'], calls)
+
+
 class TestSnapshot(DriverTestCase):
 
     def test_snapshot_task_states_and_upload(self):

@@ -49,9 +49,14 @@ def check_image_meta(image_meta):
 
 
 def glance_chunks(context, image_id):
-    """Iterator over the bytes of a Glance image."""
+    """Iterator over the bytes of a Glance image (streamed, not stored).
+
+    glanceclient checks the image's hash when the iteration ends, so a
+    corrupt download makes ``docker load`` fail instead of loading it.
+    """
     from nova import image as nova_image
-    return nova_image.API().download(context, image_id)
+    for chunk in nova_image.API().download(context, image_id):
+        yield chunk
 
 
 class ImageCache(object):
