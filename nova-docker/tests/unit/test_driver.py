@@ -169,6 +169,32 @@ class TestSpawn(DriverTestCase):
         self.assertIn('exited at once', str(e))
         self.assertNotIn('nova-%s' % inst.uuid, self.client.api.store)
 
+    def test_container_exiting_during_plug_is_a_power_on_failure(self):
+        inst, nw = self.make()
+        api = self.client.api
+        plugger_run = self.driver._plugger._run
+
+        def run(cmd, check=True, stdin=None):
+            # the process dies while its interfaces are being set up
+            if stdin is not None:
+                api._down(api.store['nova-%s' % inst.uuid], 1)
+                raise RuntimeError('RTNETLINK answers: No such process')
+        self.driver._plugger._run = run
+        e = self.assertRaises(exception.InstancePowerOnFailure,
+                              self.spawn, inst, nw)
+        self.assertIn('during network setup', str(e))
+        self.assertNotIn('nova-%s' % inst.uuid, api.store)
+        self.driver._plugger._run = plugger_run
+
+    def test_plug_error_of_running_container_is_reraised(self):
+        inst, nw = self.make()
+
+        def run(cmd, check=True, stdin=None):
+            raise RuntimeError('ovs-vsctl: timeout')
+        self.driver._plugger._run = run
+        e = self.assertRaises(RuntimeError, self.spawn, inst, nw)
+        self.assertIn('ovs-vsctl', str(e))
+
     def test_wrong_container_format(self):
         inst, nw = self.make()
         self.assertRaises(exception.ImageUnacceptable, self.spawn, inst, nw,

@@ -301,7 +301,11 @@ class DockerDriver(driver.ComputeDriver):
             with excutils.save_and_reraise_exception():
                 LOG.error('Spawning container %s failed; removing it', name,
                           instance=instance)
-                self._remove(instance, plans)
+                try:
+                    self._remove(instance, plans)
+                except Exception:
+                    LOG.exception('Removing container %s failed', name,
+                                  instance=instance)
         LOG.info('Spawned container %(name)s in %(t).2f s',
                  {'name': name, 't': time.monotonic() - started},
                  instance=instance)
@@ -310,16 +314,26 @@ class DockerDriver(driver.ComputeDriver):
         """Start the container and plug its interfaces into the new netns."""
         name = container.container_name(instance.uuid)
         self.client.api.start(name)
-        attrs = self._inspect(instance)
-        state = attrs.get('State') or {}
+        state = self._inspect(instance).get('State') or {}
         pid = state.get('Pid') or 0
         if not state.get('Running') or pid <= 0:
-            tail = self.client.api.logs(name, tail=20)
-            raise exception.InstancePowerOnFailure(
-                reason='container %s exited at once (code %s): %s' % (
-                    name, state.get('ExitCode'),
-                    tail.decode('utf-8', 'replace').strip()))
-        self._plugger.plug(self._plans(network_info), pid, instance.uuid)
+            raise self._exited(name, state, 'at once')
+        try:
+            self._plugger.plug(self._plans(network_info), pid, instance.uuid)
+        except Exception:
+            with excutils.save_and_reraise_exception() as ctxt:
+                state = self._inspect(instance).get('State') or {}
+                if not state.get('Running') or state.get('Pid') != pid:
+                    # Its netns vanished under the plugging: say why.
+                    ctxt.reraise = False
+            raise self._exited(name, state, 'during network setup')
+
+    def _exited(self, name, state, when):
+        tail = self.client.api.logs(name, tail=20)
+        return exception.InstancePowerOnFailure(
+            reason='container %s exited %s (code %s): %s' % (
+                name, when, state.get('ExitCode'),
+                tail.decode('utf-8', 'replace').strip()))
 
     def _stop(self, instance, timeout):
         """Stop the container; timeout 0 kills it. Returns how it stopped."""
