@@ -186,8 +186,9 @@ def cpio_gz(tree, out):
     files = run("sh", "-c", "cd \"$1\" && find . | LC_ALL=C sort", "-", tree)
     cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet", "-R", "0:0"], cwd=tree,
                           input=files.encode(), capture_output=True, check=True).stdout
-    with open(out, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as f:
-        f.write(cpio)
+    with open(out, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as f:
+            f.write(cpio)
 
 
 def build_id(debs):
