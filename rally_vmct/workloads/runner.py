@@ -9,6 +9,7 @@ import contextlib
 import shlex
 
 from rally_vmct.workloads import facts as facts_lib
+from rally_vmct.workloads import netperf
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import sysbench
 
@@ -53,6 +54,16 @@ def check_tools(facts, plan, where, extra=()):
     missing = facts_lib.missing_tools(facts, list(plan_lib.needed_tools(plan)) + list(extra))
     if missing:
         raise ToolMissing(facts_lib.missing_tools_message(missing, where))
+
+
+def start_netserver(execute, port=netperf.DEFAULT_CONTROL_PORT, timeout=30):
+    """Start netserver on control ``port`` behind ``execute`` unless it already listens.
+
+    A second netserver on the same port exits at once ("Address already in use"):
+    that is how an already running one shows, so the exit status is not an error.
+    Returns ``(exit code, stdout, stderr)``.
+    """
+    return execute(netperf.shell_command(netperf.netserver_command(port)), timeout)
 
 
 def run_workload(execute, workload, dialect=None, timer=_null_timer, timeout=900,

@@ -53,10 +53,8 @@ def ensure_netserver(peer, timeout=30):
     """Start netserver on the peer's SSH host unless it already listens there."""
     port = peer.get("control_port", netperf.DEFAULT_CONTROL_PORT)
     with connect(peer["ssh"]) as client:
-        # A second netserver on the same port exits at once: "Address already
-        # in use" is how an already running one shows, so its status is ignored.
-        client.execute(netperf.shell_command(netperf.netserver_command(port)),
-                       timeout=timeout)
+        runner.start_netserver(lambda command, timeout: client.execute(command, timeout=timeout),
+                               port, timeout)
 
 
 @validation.add("vmct_non_empty_list", param_name="hosts")

@@ -1,0 +1,190 @@
+"""VMCT.boot_and_benchmark: sysbench and netperf inside a booted instance of a kind."""
+
+import functools
+import typing as t
+
+from rally.common import validation as common_validation
+from rally.task import atomic
+from rally.task import scenario
+from rally.task import validation
+
+from rally_vmct import opts
+from rally_vmct.task import benchmark_report
+from rally_vmct.task import kinds
+from rally_vmct.task.contexts import netperf_peer as peer_context
+from rally_vmct.task.scenarios import instance
+from rally_vmct.task.scenarios import lifecycle
+from rally_vmct.task.scenarios import native
+from rally_vmct.task import workload_validators  # noqa: F401  (registers vmct_workloads)
+from rally_vmct.workloads import plan as plan_lib
+from rally_vmct.workloads import runner
+
+PEER_INSTANCE = "instance"
+PEER_NONE = "none"
+IMAGE_HINT = ("an image with the tools: tools/images (tools/images/docker/README.md for the "
+              "Docker kind), or the vmct_workload_image context with prepare: true")
+
+
+class PeerMissing(RuntimeError):
+    """netperf_peer "instance" without the vmct_netperf_peer context's server."""
+
+
+def _has_context(config, name):
+    return any(key.split("@")[0] == name for key in (config.get("contexts") or {}))
+
+
+@common_validation.configure(name="vmct_benchmark_access")
+class BenchmarkAccessValidator(common_validation.Validator):
+    """SSH key and netperf peer of VMCT.boot_and_benchmark fit the workloads and contexts."""
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        config = config or {}
+        args = config.get("args", {})
+        kind = args.get("kind") if isinstance(args.get("kind"), dict) else {}
+        if not kind.get("ssh_key_file") and not _has_context(config, "keypair"):
+            self.fail("VMCT.boot_and_benchmark runs its workloads over SSH: add the 'keypair' "
+                      "context to the workload's contexts, or set kind.ssh_key_file")
+        peer = args.get("netperf_peer")
+        has_peer_context = _has_context(config, peer_context.KEY)
+        if peer == PEER_INSTANCE and not has_peer_context:
+            self.fail("Argument 'netperf_peer' is 'instance', which needs the '%s' context "
+                      "(one netserver instance per tenant): add it, e.g. %s: {kind: <the same "
+                      "kind>}, or give netperf_peer: {host, control_port, data_port}"
+                      % (peer_context.KEY, peer_context.KEY))
+        if isinstance(peer, str) and peer not in (PEER_INSTANCE, PEER_NONE):
+            return          # args-spec reports it
+        if "workloads" not in args:
+            return
+        try:
+            plan = plan_lib.parse_plan(args["workloads"])
+        except plan_lib.PlanError:
+            return          # vmct_workloads reports it
+        without_peer = peer == PEER_NONE or (peer is None and not has_peer_context)
+        if "netperf" in plan_lib.needed_tools(plan) and without_peer:
+            self.fail("Argument 'workloads' lists netperf workloads but there is no netserver "
+                      "peer: add the '%s' context (netperf_peer 'instance', the default with "
+                      "it), or set netperf_peer to {host, control_port, data_port}"
+                      % peer_context.KEY)
+
+
+@validation.add("vmct_benchmark_access")
+@validation.add("vmct_workloads", param_name="workloads")
+@lifecycle._validated
+@scenario.configure(name="VMCT.boot_and_benchmark", platform="openstack",
+                    context={"cleanup@openstack": ["nova"]})
+class BootAndBenchmark(instance.InstanceScenario):
+
+    def _image_from_context(self, kind):
+        prepared = self.context.get("vmct_workload_image") or {}
+        if prepared.get("image_id") and prepared.get("kind") == kinds.label(kind):
+            return dict(kind, image_id=prepared["image_id"])
+        return kind
+
+    def _peer(self, netperf_peer):
+        """``{netperf_host, control_port, data_port}`` for run_plan, {} without a peer."""
+        if netperf_peer is None:
+            netperf_peer = PEER_INSTANCE if peer_context.KEY in (
+                self.context.get("tenant") or {}) else PEER_NONE
+        if netperf_peer == PEER_NONE:
+            return {}
+        if netperf_peer == PEER_INSTANCE:
+            peer = (self.context.get("tenant") or {}).get(peer_context.KEY)
+            if not peer:
+                raise PeerMissing("netperf_peer 'instance' needs the %s context (no netserver "
+                                  "instance in this tenant)" % peer_context.KEY)
+        else:
+            peer = netperf_peer
+            if peer.get("ssh"):
+                with atomic.ActionTimer(self, "vmct.start_netserver"):
+                    native.ensure_netserver(peer)
+        return {"netperf_host": peer["host"], "control_port": peer.get("control_port"),
+                "data_port": peer.get("data_port")}
+
+    def run(self, kind: kinds.KindArg,
+            workloads: list[dict[str, t.Any]] | None = None,
+            netperf_peer: t.Literal["instance", "none"] | native.NetperfPeer | None = None,
+            probe: lifecycle.Probe = "tcp",
+            proxy_command: str | None = None,
+            ssh_user: t.Annotated[str, scenario.Field(min_length=1)] | None = None,
+            command_timeout: t.Annotated[float, scenario.Field(gt=0)] | None = None,
+            boot_args: dict[str, t.Any] | None = None):
+        """Boot a server of a kind, run sysbench and netperf in it over SSH, delete it.
+
+        Atomic actions, in order: vmct.build, vmct.wait_for_network,
+        vmct.wait_for_ssh (until an SSH command succeeds), one vmct.<tool>_<test>
+        per workload (e.g. vmct.sysbench_cpu, vmct.netperf_tcp_rr), vmct.delete.
+        Before the workloads the iteration records the instance's facts (kernel,
+        CPU model, vCPUs, memory, tool versions) and checks the tools: a missing
+        sysbench or netperf fails the iteration with one error naming the tool
+        and where to get an image with it (tools/images, and
+        tools/images/docker/README.md for the Docker image; or the
+        vmct_workload_image context with prepare: true). Output: per workload an
+        additive StatsTable "<kind>: <workload> [<unit>]", "<kind>: lifecycle
+        [s]", a table of every metric, the instance facts, the server's state
+        transitions, and the raw output of any workload whose output could not
+        be parsed (the iteration then fails).
+
+        :param kind: instance kind: {name: LABEL, image: {name|id|regex: ...},
+            flavor: {name|id|regex: ...}, availability_zone: AZ (optional),
+            scheduler_hints: {...} (optional), ssh_user: root, ssh_port: 22,
+            ssh_key_file: PATH (optional; else the keypair context's key)}.
+            With the vmct_workload_image context for a kind of the same name,
+            the server boots that context's image.
+        :param workloads: list such as [{sysbench: cpu, max_prime: 20000},
+            {sysbench: fileio, test_mode: rndrd, block_size: 4K},
+            {netperf: TCP_RR, duration: 10}]; default: the KEK study's workloads
+            (cpu-max-prime 20000; memory 1K read and write; fileio 4K direct
+            seqrd/rndrd/seqwr/rndwr; netperf TCP_STREAM and TCP_RR, the netperf
+            ones only with a peer)
+        :param netperf_peer: where netserver listens: "instance" (the
+            vmct_netperf_peer context's server in this tenant; the default
+            when that context is present), "none" (no netperf; the default
+            without it), or {host, control_port (12865), data_port (12866),
+            ssh: {host, port, user, key_file, password, proxy_command}: a host
+            on which the scenario starts netserver if it is not running}
+        :param probe: what "reachable" means before the SSH wait: "tcp",
+            "ping" or "ssh" (see VMCT.boot_and_delete_server)
+        :param proxy_command: reach instances through this command, OpenSSH
+            ProxyCommand syntax with %h %p %r (e.g. "ssh -W %h:%p bastion");
+            default [vmct] ssh_proxy_command; "" for none
+        :param ssh_user: user to log in as (default kind.ssh_user, else root)
+        :param command_timeout: seconds one workload command may run (default
+            [vmct] command_timeout)
+        :param boot_args: extra arguments for Nova's server create, e.g.
+            {nics: [{net-name: private}]}; without nics the network context's
+            network is used
+        """
+        if ssh_user:
+            kind = dict(kind, ssh_user=ssh_user)
+        kind = self._image_from_context(kind)
+        self._start_iteration(kind, probe, True, proxy_command)
+        peer = self._peer(netperf_peer)
+        plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
+            with_network=bool(peer)))
+        if "netperf" in plan_lib.needed_tools(plan) and not peer:
+            raise plan_lib.PlanError(
+                "Argument 'workloads' lists netperf workloads but netperf_peer is 'none': "
+                "add the %s context or give netperf_peer {host, control_port, data_port}"
+                % peer_context.KEY)
+        timeout = command_timeout or opts.get("command_timeout")
+
+        def body():
+            active = self._boot(boot_args)
+            self._wait_for_network(active)
+            where = "instance %s (kind %s, %s)" % (self.server.id, self.kind_label,
+                                                   self.address)
+            with self._ssh_client() as client:
+                def execute(command, timeout):
+                    return client.execute(command, timeout=timeout)
+                try:
+                    facts, dialect, results = runner.run_plan(
+                        execute, plan, where, timeout=timeout,
+                        timer=functools.partial(atomic.ActionTimer, self), **peer)
+                except runner.ToolMissing as e:
+                    raise runner.ToolMissing("%s. Image with the tools: %s"
+                                             % (e, IMAGE_HINT)) from None
+            self._fetch_actions()
+            gone = self._delete()
+            self.add_output(additive=self._lifecycle_chart(gone.at - self.t0))
+            benchmark_report.report(self, self.kind_label, facts, dialect, results, where)
+        self._run_iteration(body)
