@@ -249,7 +249,7 @@ class TestSnapshot(base.DriverTestCase):
         import json
         import tarfile
 
-        import nova.image
+        from nova.image import glance
 
         inst, nw = self.make_instance(address='198.51.100.70')
         self.spawn(inst, nw)
@@ -265,7 +265,8 @@ class TestSnapshot(base.DriverTestCase):
                     f.write(data.read())
                 uploads.append((image_id, metadata, path))
 
-        self.patch(nova.image, 'API', GlanceStub)
+        self.assertTrue(hasattr(glance, 'API'))   # the real class, replaced
+        self.patch(glance, 'API', GlanceStub)
         snap_id = str(uuid.uuid4())
         states = []
         self.driver.snapshot(self.ctx, inst, snap_id,

@@ -396,7 +396,7 @@ class TestHost(DriverTestCase):
 class TestGlanceChunks(testtools.TestCase):
 
     def test_streams_glance_download(self):
-        import nova.image
+        from nova.image import glance
         from nova.virt.docker import images
         calls = []
 
@@ -405,7 +405,8 @@ class TestGlanceChunks(testtools.TestCase):
                 calls.append(image_id)
                 return iter([b'a', b'b'])
 
-        self.patch(nova.image, 'API', FakeImageAPI)
+        self.assertTrue(hasattr(glance, 'API'))   # the real class, replaced
+        self.patch(glance, 'API', FakeImageAPI)
         chunks = images.glance_chunks('ctx', 'img-1')
         self.assertEqual([], calls)          # lazy: nothing before load reads
         self.assertEqual([b'a', b'b'], list(chunks))
@@ -432,8 +433,9 @@ class TestSnapshot(DriverTestCase):
             def update(self, context, image_id, metadata, data):
                 uploads.append((image_id, metadata, data.read()))
 
-        import nova.image
-        self.patch(nova.image, 'API', FakeImageAPI)
+        from nova.image import glance
+        self.assertTrue(hasattr(glance, 'API'))   # the real class, replaced
+        self.patch(glance, 'API', FakeImageAPI)
         self.driver.snapshot(self.ctx, inst, 'SNAP-ID',
                              lambda **kw: states.append(kw))
         self.assertEqual([

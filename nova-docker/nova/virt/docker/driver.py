@@ -430,7 +430,7 @@ class DockerDriver(driver.ComputeDriver):
 
     def snapshot(self, context, instance, image_id, update_task_state):
         """docker commit, docker save, upload to Glance."""
-        from nova import image as nova_image
+        from nova.image import glance
         name = container.container_name(instance.uuid)
         self._inspect(instance)
         update_task_state(task_state=task_states.IMAGE_PENDING_UPLOAD)
@@ -451,7 +451,7 @@ class DockerDriver(driver.ComputeDriver):
             metadata = {'disk_format': 'raw', 'container_format': 'docker',
                         'properties': {'img_hv_type': HYPERVISOR_TYPE}}
             with open(path, 'rb') as f:
-                nova_image.API().update(context, image_id, metadata, f)
+                glance.API().update(context, image_id, metadata, f)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
             try:

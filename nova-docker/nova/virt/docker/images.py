@@ -54,8 +54,9 @@ def glance_chunks(context, image_id):
     glanceclient checks the image's hash when the iteration ends, so a
     corrupt download makes ``docker load`` fail instead of loading it.
     """
-    from nova import image as nova_image
-    for chunk in nova_image.API().download(context, image_id):
+    # nova.image.glance.API (nova.image itself exports nothing)
+    from nova.image import glance
+    for chunk in glance.API().download(context, image_id):
         yield chunk
 
 
