@@ -8,12 +8,18 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   aggregate AZ HOST             aggregate AZ with availability zone AZ holding HOST
   hypervisor-ready HOST         exit 0 when HOST's hypervisor has a placement provider
   network-id                    print the id of vmct-net
+  docker-image NAME ID          exit 0 when Glance has image NAME of the local Docker image ID
+  docker-image NAME ID TAR K=V...   replace image(s) NAME by the `docker save` tarball TAR
+                                (K=V: container_format, disk_format and image properties)
   inventory                     print JSON: servers, ports, keypairs, security groups, images,
-                                projects, users (for leak checks)
+                                projects, users, instance containers and OVS VIF ports
+                                (for leak checks)
 """
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 import openstack
@@ -100,6 +106,50 @@ def hypervisor_ready(conn, host):
     return False
 
 
+def docker_image_current(conn, name, local_id):
+    images = [i for i in conn.image.images() if i.name == name]
+    return (len(images) == 1 and images[0].status == "active"
+            and images[0].properties.get("vmct_docker_id") == local_id)
+
+
+def docker_image_upload(conn, name, local_id, tar, pairs):
+    """The tarball as the only image NAME, tagged with the local image id it was saved from."""
+    for i in conn.image.images():
+        if i.name == name:
+            conn.image.delete_image(i)
+    attrs = dict(p.split("=", 1) for p in pairs)
+    image = conn.image.create_image(
+        name=name, filename=tar, container_format=attrs.pop("container_format"),
+        disk_format=attrs.pop("disk_format"), visibility="public", wait=True,
+        vmct_docker_id=local_id, **attrs)
+    print("[aio] uploaded %s (%s) as %s" % (name, local_id[:19], image.id))
+
+
+def _command_lines(*argv):
+    """stdout lines of a host command, [] when the tool is missing or fails."""
+    if shutil.which(argv[0]) is None:
+        return []
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return []
+    return out.stdout.split("\n") if out.returncode == 0 else []
+
+
+def host_leftovers():
+    """Instance containers (nova-*) and OVS ports of instances (external_ids:vm-uuid)."""
+    containers = [n for n in _command_lines(
+        "docker", "ps", "-a", "--filter", "name=^nova-", "--format", "{{.Names}}") if n]
+    vifs = []
+    raw = "".join(_command_lines("ovs-vsctl", "--timeout=5", "--format=json",
+                                 "--columns=name,external_ids", "list", "Interface"))
+    for name, ids in json.loads(raw)["data"] if raw else []:
+        ids = dict(ids[1])
+        if "vm-uuid" in ids:
+            vifs.append(dict(name=name, vm_uuid=ids["vm-uuid"]))
+    return {"containers": containers, "vif_ports": vifs}
+
+
 def inventory(conn):
     return {
         "servers": [dict(id=s.id, name=s.name, status=s.status)
@@ -114,6 +164,7 @@ def inventory(conn):
         "projects": [dict(id=p.id, name=p.name) for p in conn.identity.projects()],
         "users": [u.name for u in conn.identity.users()],
         "networks": [dict(id=n.id, name=n.name) for n in conn.network.networks()],
+        **host_leftovers(),
     }
 
 
@@ -134,6 +185,10 @@ def main(argv):
         return 0 if hypervisor_ready(conn, args[0]) else 1
     elif cmd == "network-id":
         print(conn.network.find_network(NET_NAME).id)
+    elif cmd == "docker-image":
+        if len(args) == 2:
+            return 0 if docker_image_current(conn, *args) else 1
+        docker_image_upload(conn, args[0], args[1], args[2], args[3:])
     elif cmd == "inventory":
         inv = inventory(conn)
         # names in nova_api.key_pairs (keypairs of every user, also of deleted ones), given by

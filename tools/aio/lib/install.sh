@@ -16,7 +16,8 @@ AIO_PIP=(keystone openstack-placement glance nova neutron python-openstackclient
 
 install_debs() {
     local missing=() p
-    for p in "${AIO_DEBS[@]}"; do
+    # shellcheck disable=SC2046 # word splitting of the computes' package lists is intended
+    for p in "${AIO_DEBS[@]}" $(compute_debs); do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0

@@ -66,6 +66,14 @@ start_nova_control() {
 #   compute_NAME_enabled  function: return 0 when this compute can run here
 #   compute_NAME_prepare  function: start what the driver needs (e.g. libvirtd)
 #   compute_NAME_overlay  function: print the nova.conf overlay (loaded after nova.conf)
+#   compute_NAME_kind, _image, _flavor, _about   the Rally instance kind it serves
+#                         (tools/aio/write-task-args: instance_kinds.KIND and kinds[])
+# and optionally:
+#   compute_NAME_debs     Debian packages it needs (installed by up with the others)
+#   compute_NAME_pip      local source tree pip-installed into the AIO venv (the driver)
+#   compute_NAME_images   function: build and upload its images (up without --no-images)
+#   compute_NAME_down     function WIPE: clean up after nova-compute stopped (tools/aio/down)
+#   compute_NAME_status   function: extra lines for tools/aio/status
 # A compute whose host differs from $AIO_HOST gets its own OVS agent with its own integration
 # and physical bridges; the physical bridge is patched to br-ex so all hosts share physnet1.
 COMPUTES=()
@@ -76,8 +84,32 @@ load_computes() {
         . "$f"
     done
 }
-compute_var() { local v="compute_$1_$2"; echo "${!v}"; }
+compute_var() { local v="compute_$1_$2"; echo "${!v:-}"; }
 enabled_computes() { local c; for c in "${COMPUTES[@]}"; do "compute_${c}_enabled" && echo "$c"; done; }
+has_hook() { declare -F "compute_$1_$2" >/dev/null; }
+compute_debs() { local c; for c in $(enabled_computes); do compute_var "$c" debs; done; }
+
+# pip_source_hash DIR: content hash of a source tree (what pip would install from it)
+pip_source_hash() {
+    (cd "$1" && find . -type f \( -name '*.py' -o -name '*.toml' -o -name '*.cfg' \) \
+        -not -path './.venv/*' -not -path './build/*' -not -path './tests/*' -not -path '*.egg-info/*' \
+        | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
+}
+
+# The computes' drivers (compute_NAME_pip) into the AIO venv, again whenever their source changed.
+install_compute_pip() {
+    local c src stamp
+    for c in $(enabled_computes); do
+        src=$(compute_var "$c" pip)
+        [ -n "$src" ] || continue
+        stamp=$(pip_source_hash "$src")
+        [ "$(cat "$VENV/.vmct-stamp-$c" 2>/dev/null)" = "$stamp" ] && continue
+        log "pip install $src into $VENV"
+        "$VENV/bin/pip" install -q -c "$AIO_TOOLS/constraints.txt" "$src" >>"$S/logs/pip.log" 2>&1 \
+            || die "pip install $src failed, see $S/logs/pip.log"
+        echo "$stamp" > "$VENV/.vmct-stamp-$c"
+    done
+}
 
 write_compute_configs() {
     local c i=0 host
@@ -103,6 +135,11 @@ EOF
 
 start_computes() {
     local c host
+    for c in "${COMPUTES[@]}"; do   # switched off since it ran (e.g. VMCT_AIO_DOCKER=0)
+        "compute_${c}_enabled" || ! pidfile_alive "nova-compute-$c" || {
+            log "nova-compute-$c is disabled: stopping it"
+            stop_svc "nova-compute-$c"; stop_svc "neutron-ovs-agent-$c"; }
+    done
     for c in $(enabled_computes); do
         host=$(compute_var "$c" host)
         "compute_${c}_prepare"
@@ -131,5 +168,12 @@ register_computes() {
     for c in $(enabled_computes); do
         aio_py aggregate "$(compute_var "$c" az)" "$(compute_var "$c" host)"
         wait_for "hypervisor $(compute_var "$c" host) in placement" 120 aio_py hypervisor-ready "$(compute_var "$c" host)"
+    done
+}
+
+compute_images() {
+    local c
+    for c in $(enabled_computes); do
+        if has_hook "$c" images; then "compute_${c}_images"; fi
     done
 }

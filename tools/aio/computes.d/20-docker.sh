@@ -1,0 +1,100 @@
+# shellcheck shell=bash disable=SC2034  # compute_NAME_* are read through compute_var
+# nova-compute with the Docker driver (nova-docker/, nova.virt.docker.DockerDriver): instances
+# are containers of the workload image (sshd + sysbench + netperf). Its own host, so its own OVS
+# agent and integration bridge br-int-docker (patched to br-ex like every other host).
+# VMCT_AIO_DOCKER=0 leaves it out (no docker.io, no image, no docker kind in task-args.yaml).
+# Names, zone, image properties and the soft reboot timeout: devstack/lib/vmct-values.
+# shellcheck disable=SC1091
+. "$VMCT_ROOT/devstack/lib/vmct-values"
+COMPUTES+=(docker)
+compute_docker_host=vmct-aio-docker
+compute_docker_az=$VMCT_DOCKER_AZ
+compute_docker_kind=docker
+compute_docker_about="nova-docker driver: containers, the SSH key injected by the driver"
+compute_docker_image=$VMCT_DOCKER_IMAGE
+compute_docker_flavor=$VMCT_FLAVOR_NAME
+compute_docker_debs="docker.io debootstrap"
+compute_docker_pip=$VMCT_ROOT/nova-docker
+# dockerd when the AIO had to start one (tools/docker/ensure-dockerd state: pidfile, log)
+DOCKER_STATE=$S/docker
+
+compute_docker_enabled() { [ "${VMCT_AIO_DOCKER:-1}" = 1 ]; }
+
+docker_engine_up() { command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1; }
+
+compute_docker_prepare() {
+    # 9>&-: dockerd (and containerd) must not inherit up's lock
+    VMCT_DOCKER_STATE=$DOCKER_STATE "$VMCT_ROOT/tools/docker/ensure-dockerd" 9>&- \
+        || die "no Docker engine (log $DOCKER_STATE/dockerd.log)"
+    # a dockerd started for the AIO is listed (status) and stopped (down) with the rest
+    if [ -s "$DOCKER_STATE/dockerd.pid" ] && pid_alive "$(cat "$DOCKER_STATE/dockerd.pid")"; then
+        cp "$DOCKER_STATE/dockerd.pid" "$S/pids/dockerd.pid"
+    fi
+}
+
+compute_docker_overlay() {
+    cat <<EOF
+# driver source $(pip_source_hash "$compute_docker_pip") (a changed driver restarts this compute)
+[DEFAULT]
+compute_driver = $VMCT_DOCKER_COMPUTE_DRIVER
+vif_plugging_is_fatal = true
+vif_plugging_timeout = 120
+[docker]
+host_attach = ovs
+soft_reboot_timeout = $VMCT_DOCKER_SOFT_REBOOT_TIMEOUT
+EOF
+}
+
+# The workload image in Glance as a `docker save` tarball; nothing is uploaded when Glance holds
+# the image of the same local image id (property vmct_docker_id).
+compute_docker_images() {
+    local id tar=$S/images/docker/vmct-workload.tar props
+    id=$("$VMCT_ROOT/tools/images/docker/build" --tag "$VMCT_DOCKER_IMAGE_TAG") \
+        || die "tools/images/docker/build failed"
+    if aio_py docker-image "$VMCT_DOCKER_IMAGE" "$id"; then
+        log "Glance has $VMCT_DOCKER_IMAGE of $id already"
+        return 0
+    fi
+    mkdir -p "$(dirname "$tar")"
+    docker save -o "$tar.tmp" "$VMCT_DOCKER_IMAGE_TAG" || die "docker save failed"
+    mv "$tar.tmp" "$tar"
+    read -r -a props <<<"$VMCT_DOCKER_IMAGE_PROPERTIES"
+    aio_py docker-image "$VMCT_DOCKER_IMAGE" "$id" "$tar" \
+        "container_format=$VMCT_DOCKER_CONTAINER_FORMAT" "disk_format=$VMCT_DOCKER_DISK_FORMAT" \
+        "${props[@]}" || die "upload of $VMCT_DOCKER_IMAGE failed"
+    rm -f "$tar"
+}
+
+# down: after nova-compute stopped, before OVS stops. No instance container, veth or OVS port
+# is left; the dockerd the AIO started is stopped; --wipe also drops the images the driver
+# loaded from Glance (glance/<image id>), which a wiped Glance no longer knows.
+compute_docker_down() { # WIPE
+    local c p
+    if docker_engine_up; then
+        mapfile -t c < <(docker ps -aq --filter "label=nova.host=$compute_docker_host")
+        [ ${#c[@]} -gt 0 ] && { log "removing ${#c[@]} instance container(s)"; docker rm -f -v "${c[@]}" >/dev/null; }
+        if [ "$1" = 1 ]; then
+            mapfile -t c < <(docker images -q --filter "reference=glance/*" | sort -u)
+            [ ${#c[@]} -gt 0 ] && docker rmi -f "${c[@]}" >/dev/null
+        fi
+    fi
+    if pidfile_alive ovsdb-server; then
+        for p in $(ovs-vsctl --timeout=5 list-ports br-int-docker 2>/dev/null | grep -E '^tap'); do
+            ovs-vsctl --timeout=5 --if-exists del-port br-int-docker "$p"
+        done
+    fi
+    # a veth whose container end never left the root namespace (the pair dies with a netns)
+    for p in $(ip -o link show type veth | awk -F': ' '{print $2}' | cut -d@ -f1 | grep '^vns'); do
+        ip link del "$p" 2>/dev/null
+    done
+    if [ -s "$DOCKER_STATE/dockerd.pid" ]; then
+        VMCT_DOCKER_STATE=$DOCKER_STATE "$VMCT_ROOT/tools/docker/ensure-dockerd" --stop 2>/dev/null
+    fi
+    rm -f "$S/pids/dockerd.pid"
+}
+
+compute_docker_status() {
+    docker_engine_up || { echo "docker: engine not answering"; return 1; }
+    echo "docker $(docker version --format '{{.Server.Version}}'): $(docker ps -q \
+        --filter "label=nova.host=$compute_docker_host" | wc -l) instance container(s) running"
+}
