@@ -7,6 +7,9 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   agent-alive HOST TYPE         exit 0 when the neutron agent TYPE on HOST is alive
   aggregate AZ HOST             aggregate AZ with availability zone AZ holding HOST
   hypervisor-ready HOST         exit 0 when HOST's hypervisor has a placement provider
+  wait-computes TIMEOUT HOST... wait until nova-compute and the OVS agent of every HOST are up
+  zones TIMEOUT AZ=HOST...      aggregate AZ holds HOST (availability zone AZ), then wait until
+                                every HOST's hypervisor has a placement provider
   network-id                    print the id of vmct-net
   docker-image NAME ID          exit 0 when Glance has image NAME of the local Docker image ID
   docker-image NAME ID TAR K=V...   replace image(s) NAME by the `docker save` tarball TAR
@@ -21,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import openstack
 
@@ -150,6 +154,38 @@ def host_leftovers():
     return {"containers": containers, "vif_ports": vifs}
 
 
+def wait_all(what, timeout, pending, ready):
+    """Poll every 0.5 s until ready(item) for every item; False (and say which) on timeout."""
+    pending = list(pending)
+    end = time.monotonic() + timeout
+    while pending:
+        pending = [p for p in pending if not ready(p)]
+        if not pending:
+            break
+        if time.monotonic() > end:
+            print("[aio] timeout (%d s) waiting for %s: %s" % (timeout, what, " ".join(pending)),
+                  file=sys.stderr)
+            return False
+        time.sleep(0.5)
+    return True
+
+
+def wait_computes(conn, timeout, hosts):
+    return (wait_all("nova-compute up", timeout, hosts, lambda h: compute_up(conn, h))
+            and wait_all("Open vSwitch agent alive", timeout, hosts,
+                         lambda h: agent_alive(conn, h, "Open vSwitch agent")))
+
+
+def zones(conn, timeout, pairs):
+    hosts = []
+    for pair in pairs:
+        az, host = pair.split("=", 1)
+        aggregate(conn, az, host)
+        hosts.append(host)
+    return wait_all("hypervisor in placement", timeout, hosts,
+                    lambda h: hypervisor_ready(conn, h))
+
+
 def inventory(conn):
     return {
         "servers": [dict(id=s.id, name=s.name, status=s.status)
@@ -183,6 +219,10 @@ def main(argv):
         aggregate(conn, args[0], args[1])
     elif cmd == "hypervisor-ready":
         return 0 if hypervisor_ready(conn, args[0]) else 1
+    elif cmd == "wait-computes":
+        return 0 if wait_computes(conn, int(args[0]), args[1:]) else 1
+    elif cmd == "zones":
+        return 0 if zones(conn, int(args[0]), args[1:]) else 1
     elif cmd == "network-id":
         print(conn.network.find_network(NET_NAME).id)
     elif cmd == "docker-image":

@@ -155,20 +155,25 @@ start_computes() {
     done
 }
 
-# Wait for each compute service to report up (matched by --host: two rows otherwise), map hosts
-# into cell1, put each host into its AZ aggregate.
+# Wait for each compute service to report up (matched by --host: two rows otherwise) with its
+# OVS agent, map new hosts into cell1, put each host into its AZ aggregate. One aio.py process
+# per step (an openstacksdk start costs about a second).
 register_computes() {
-    local c host
+    local c hosts=() zones=() mapped h
     for c in $(enabled_computes); do
-        host=$(compute_var "$c" host)
-        wait_for "nova-compute $host up" 300 aio_py compute-up "$host" || die "nova-compute $host not up, see $S/logs/nova-compute-$c.log"
-        wait_for "OVS agent on $host" 120 aio_py agent-alive "$host" "Open vSwitch agent" || die "OVS agent on $host not alive"
+        hosts+=("$(compute_var "$c" host)")
+        zones+=("$(compute_var "$c" az)=$(compute_var "$c" host)")
     done
-    nova-manage --config-file "$S/etc/nova/nova.conf" cell_v2 discover_hosts >>"$S/logs/dbinit.log" 2>&1
-    for c in $(enabled_computes); do
-        aio_py aggregate "$(compute_var "$c" az)" "$(compute_var "$c" host)"
-        wait_for "hypervisor $(compute_var "$c" host) in placement" 120 aio_py hypervisor-ready "$(compute_var "$c" host)"
+    aio_py wait-computes 300 "${hosts[@]}" \
+        || die "compute services not up, see $S/logs/nova-compute-*.log and neutron-ovs-agent*.log"
+    mapped=$(mysql_root -N -e "SELECT host FROM nova_api.host_mappings" 2>/dev/null || true)
+    for h in "${hosts[@]}"; do
+        if ! grep -qxF "$h" <<<"$mapped"; then
+            nova-manage --config-file "$S/etc/nova/nova.conf" cell_v2 discover_hosts >>"$S/logs/dbinit.log" 2>&1
+            break
+        fi
     done
+    aio_py zones 120 "${zones[@]}" || die "hypervisors not in placement, see $S/logs/nova-compute-*.log"
 }
 
 compute_images() {
