@@ -229,6 +229,7 @@ class SamplesValidateTestCase(testtools.TestCase):
         for sample in ("lifecycle.yaml", "reboot.yaml", "stop-start.yaml"):
             self.assertIn((sample, "example-cloud.yaml"), checked)
             self.assertIn((sample, "example-quick.yaml"), checked)
+        self.assertIn(("benchmark.yaml", "benchmark-quick.yaml"), checked)
         # the semantic stage really asked the cloud for the kinds' images and flavors
         self.assertIn("GET /compute/v2.1/flavors/detail", self.cloud.requests)
         self.assertTrue(any(r.startswith("GET /image/v2/images?") for r in self.cloud.requests))
@@ -264,3 +265,45 @@ class SamplesValidateTestCase(testtools.TestCase):
         self.assertRejected("lifecycle.yaml", {"kinds": kinds, "concurrency": [1]},
                             "vmct_kind_resources", "Argument 'kind' (kind 'kvm')",
                             "no-such-image")
+
+    def aio_args(self):
+        """benchmark.yaml arguments shaped like tools/aio/write-task-args' (two kinds)."""
+        kinds = [{"name": name, "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
+                  "availability_zone": name, "ssh_user": "root"} for name in ("kvm", "docker")]
+        return {"kinds": kinds, "boot_args": {"nics": [{"net-id": "net-1"}]},
+                "proxy_command": "tools/aio/proxy-command %h %p", "ssh_user": "root",
+                "contexts": {"users": {"tenants": 1, "users_per_tenant": 1}, "keypair": {},
+                             "allow_ssh": None}}
+
+    def test_benchmark_renders_kinds_times_concurrency_with_peer_contexts(self):
+        proc = self.validate("benchmark.yaml", task_args=dict(self.aio_args(),
+                                                              concurrency=[1, 2]))
+        self.assertIn(VALID, proc.stdout)
+        for kind in ("kvm", "docker"):
+            for level in (1, 2):
+                self.assertIn('description: "%s, concurrency %d"' % (kind, level), proc.stdout)
+        # KEK's parameters by default, netperf against the peer context's instance
+        self.assertIn('"max_prime": 20000', proc.stdout)
+        self.assertIn('"netperf": "TCP_STREAM"', proc.stdout)
+        self.assertIn('"vmct_netperf_peer": {"boot_args"', proc.stdout)
+        self.assertIn('netperf_peer: "instance"', proc.stdout)
+
+    def test_benchmark_split_workloads_and_workload_image(self):
+        args = dict(self.aio_args(), concurrency=[1], split_workloads=True,
+                    workload_image={"prepare": True}, netperf_peer="none")
+        proc = self.validate("benchmark.yaml", task_args=args)
+        self.assertIn(VALID, proc.stdout)
+        self.assertEqual(14, proc.stdout.count("VMCT.boot_and_benchmark:"))
+        self.assertNotIn('"netperf": "TCP', proc.stdout)
+        self.assertIn('"vmct_workload_image": {"boot_args"', proc.stdout)
+        self.assertIn('"prepare": true', proc.stdout)
+
+    def test_benchmark_rejects_bad_workloads_and_missing_key(self):
+        args = dict(self.aio_args(), workloads=[{"sysbench": "cpu", "max_prim": 1}])
+        self.assertRejected("benchmark.yaml", args, "Invalid argument 'workloads'",
+                            "max_prim")
+        args = dict(self.aio_args(), contexts={"users": {"tenants": 1,
+                                                         "users_per_tenant": 1}})
+        self.assertRejected("benchmark.yaml", args, "add the 'keypair' context")
+        args = dict(self.aio_args(), workload_image={"prepare": "yes"})
+        self.assertRejected("benchmark.yaml", args, "vmct_workload_image", "'yes'")

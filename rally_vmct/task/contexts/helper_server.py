@@ -48,6 +48,17 @@ def plain(value):
     return json.loads(json.dumps(value))
 
 
+def config_schema(**properties):
+    """A vmct_* context's CONFIG_SCHEMA: kind, access properties and ``properties``."""
+    from rally_openstack.common import consts
+
+    props = dict(ACCESS_PROPERTIES, kind=KIND_SCHEMA,
+                 command_timeout={"type": "number", "minimum": 1})
+    props.update(properties)
+    return {"type": "object", "$schema": consts.JSON_SCHEMA, "properties": props,
+            "required": ["kind"], "additionalProperties": False}
+
+
 class HelperError(RuntimeError):
     """A context's server could not be set up (the message says why and how to fix it)."""
 
@@ -106,7 +117,9 @@ class HelperServer(object):
         if context.get("admin"):
             ctx["admin"] = context["admin"]
         self.scenario = self.scenario_class(ctx, clients=clients)
-        self.scenario._start_iteration(kind, probe="ssh", proxy_command=proxy_command)
+        # TCP (through a proxy command: the SSH banner) first, then an SSH command.
+        self.scenario._start_iteration(kind, probe="tcp", wait_for_ssh=True,
+                                       proxy_command=proxy_command)
         self.client = None
 
     @property

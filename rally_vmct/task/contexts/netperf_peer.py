@@ -2,7 +2,6 @@
 
 from rally.common import logging
 from rally.common import validation
-from rally_openstack.common import consts
 from rally_openstack.task import context
 
 from rally_vmct.task.contexts import helper_server
@@ -51,18 +50,9 @@ class NetperfPeer(context.OpenStackContext):
     tools/images (tools/images/docker/README.md for the Docker kind).
     """
 
-    CONFIG_SCHEMA = {
-        "type": "object",
-        "$schema": consts.JSON_SCHEMA,
-        "properties": dict(
-            helper_server.ACCESS_PROPERTIES,
-            kind=helper_server.KIND_SCHEMA,
-            control_port={"type": "integer", "minimum": 1, "maximum": 65535},
-            data_port={"type": "integer", "minimum": 1, "maximum": 65535},
-            command_timeout={"type": "number", "exclusiveMinimum": 0}),
-        "required": ["kind"],
-        "additionalProperties": False,
-    }
+    CONFIG_SCHEMA = helper_server.config_schema(
+        control_port={"type": "integer", "minimum": 1, "maximum": 65535},
+        data_port={"type": "integer", "minimum": 1, "maximum": 65535})
     DEFAULT_CONFIG = {"control_port": netperf.DEFAULT_CONTROL_PORT,
                       "data_port": DEFAULT_DATA_PORT, "command_timeout": 60}
 

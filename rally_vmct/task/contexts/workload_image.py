@@ -4,7 +4,6 @@ import shlex
 
 from rally.common import logging
 from rally.common import validation
-from rally_openstack.common import consts
 from rally_openstack.common import osclients
 from rally_openstack.task import context
 
@@ -44,19 +43,10 @@ class WorkloadImage(context.OpenStackContext):
     command_timeout (seconds for the installation, 900).
     """
 
-    CONFIG_SCHEMA = {
-        "type": "object",
-        "$schema": consts.JSON_SCHEMA,
-        "properties": dict(
-            helper_server.ACCESS_PROPERTIES,
-            kind=helper_server.KIND_SCHEMA,
-            tools={"type": "array", "minItems": 1, "uniqueItems": True,
-                   "items": {"type": "string", "enum": list(guest_tools.TOOLS)}},
-            prepare={"type": "boolean"},
-            command_timeout={"type": "number", "exclusiveMinimum": 0}),
-        "required": ["kind"],
-        "additionalProperties": False,
-    }
+    CONFIG_SCHEMA = helper_server.config_schema(
+        tools={"type": "array", "minItems": 1, "uniqueItems": True,
+               "items": {"type": "string", "enum": list(guest_tools.TOOLS)}},
+        prepare={"type": "boolean"})
     DEFAULT_CONFIG = {"tools": list(guest_tools.DEFAULT_TOOLS), "prepare": False,
                       "command_timeout": 900}
 

@@ -274,3 +274,22 @@ class WorkloadImageTestCase(ContextTestCase):
         self.assertIn("ServerFault", str(e))
         self.assertEqual([self.nova.servers.created[0].id], self.nova.servers.deleted)
         self.assertIsInstance(e.__cause__, waiter.ServerFault)
+
+
+class ConfigSchemaTestCase(testtools.TestCase):
+
+    def test_schemas_are_valid_draft4_and_check_configs(self):
+        import jsonschema
+
+        kind = {"name": "kvm", "image": {"name": "g"}, "flavor": {"name": "f"}}
+        for cls in (netperf_peer.NetperfPeer, workload_image.WorkloadImage):
+            jsonschema.Draft4Validator.check_schema(cls.CONFIG_SCHEMA)
+            jsonschema.validate({"kind": kind, "proxy_command": "nc %h %p",
+                                 "boot_args": {"nics": []}, "command_timeout": 30},
+                                cls.CONFIG_SCHEMA)
+            for bad in ({}, {"kind": dict(kind, imag="x")}, {"kind": kind, "port": 1}):
+                self.assertRaises(jsonschema.ValidationError, jsonschema.validate, bad,
+                                  cls.CONFIG_SCHEMA)
+        self.assertRaises(jsonschema.ValidationError, jsonschema.validate,
+                          {"kind": kind, "tools": ["fio"]},
+                          workload_image.WorkloadImage.CONFIG_SCHEMA)
