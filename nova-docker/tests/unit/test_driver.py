@@ -103,6 +103,14 @@ class TestSpawn(DriverTestCase):
                        'up'], self.ran)
         self.assertEqual(power_state.RUNNING,
                          self.driver.get_info(inst).state)
+        # gratuitous ARP from inside the netns, once the ports are wired
+        garp = [c for c in self.ran if '-c' in c]
+        self.assertEqual(1, len(garp))
+        self.assertEqual(['nsenter', '--net=/proc/%d/ns/net' %
+                          c['State']['Pid'], '--'], garp[0][:3])
+        self.assertEqual(['eth0', nw[0]['address'], '198.51.100.10'],
+                         garp[0][-3:])
+        self.assertEqual(garp[0], self.ran[-1])
 
     def test_active_ports_and_zero_timeout_do_not_wait(self):
         inst, nw = self.make(active=True)

@@ -99,6 +99,20 @@ class TestPlugger(testtools.TestCase):
         self.assertEqual(['ip', 'link', 'del', 'tapport-a'], self.ran[-1])
         self.assertNotIn('tapport-a', self.devices)
 
+    def test_announce_runs_in_the_netns_and_never_fails(self):
+        self.plugger.announce(self.plans, 4242)
+        self.assertEqual(2, len(self.ran))
+        for cmd, ip in zip(self.ran, ('10.0.0.5', '10.1.0.5')):
+            self.assertEqual(['nsenter', '--net=/proc/4242/ns/net', '--'],
+                             cmd[:3])
+            self.assertEqual('-c', cmd[4])
+            self.assertEqual(ip, cmd[-1])
+
+        def broken(cmd, check=True, stdin=None):
+            raise OSError('no python')
+        self.plugger._run = broken
+        self.plugger.announce(self.plans, 4242)   # logged, not raised
+
     def test_unplug(self):
         self.devices.add('tapport-a')
         self.plugger.unplug(self.plans)

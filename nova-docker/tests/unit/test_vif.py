@@ -141,3 +141,53 @@ class TestCommands(testtools.TestCase):
                     ['ip', 'link', 'set', '#x', 'up'],
                     ['nsenter', 'ip']):
             self.assertRaises(ValueError, vif_plan.ip_batch, [bad])
+
+
+class TestAnnounce(testtools.TestCase):
+
+    def plan(self, **kw):
+        return vif_plan.plan(helpers.vif(mac='fa:16:3e:aa:bb:cc', **kw), 0,
+                             'br-int')
+
+    def test_command_names_interface_mac_and_ipv4_only(self):
+        p = self.plan(address='10.0.0.5', cidr='10.0.0.0/24',
+                      v6=('fd00::/64', 'fd00::5', 'fd00::1'))
+        cmd = vif_plan.announce_command(p, '/venv/bin/python')
+        self.assertEqual(['/venv/bin/python', '-c'], cmd[:2])
+        self.assertEqual(['eth0', 'fa:16:3e:aa:bb:cc', '10.0.0.5'], cmd[3:])
+
+    def test_no_ipv4_no_command(self):
+        p = vif_plan.VifPlan('port', 'fa:16:3e:aa:bb:cc', 'br-int', 'tapx',
+                             'vnsx', 'eth0', addresses=('fd00::5/64',))
+        self.assertIsNone(vif_plan.announce_command(p, 'python3'))
+
+    def test_frame_is_a_gratuitous_arp_request(self):
+        sent = []
+
+        class Sock(object):
+            def __init__(self, family, kind):
+                self.family = family
+
+            def bind(self, addr):
+                sent.append(('bind', addr))
+
+            def send(self, frame):
+                sent.append(('send', frame))
+
+        import socket
+        import sys
+        p = self.plan(address='10.0.0.5', cidr='10.0.0.0/24')
+        cmd = vif_plan.announce_command(p, 'python3')
+        self.patch(socket, 'socket', Sock)
+        self.patch(sys, 'argv', ['-c'] + cmd[3:])
+        exec(compile(cmd[2], '<garp>', 'exec'), {})
+        self.assertEqual(('bind', ('eth0', 0)), sent[0])
+        frame = sent[1][1]
+        mac = bytes.fromhex('fa163eaabbcc')
+        ip = bytes([10, 0, 0, 5])
+        self.assertEqual(60, len(frame))
+        self.assertEqual(b'\xff' * 6 + mac + b'\x08\x06', frame[:14])
+        # htype 1, ptype IPv4, hlen 6, plen 4, op 1 (request)
+        self.assertEqual(b'\x00\x01\x08\x00\x06\x04\x00\x01', frame[14:22])
+        # sender = target = the port's own address
+        self.assertEqual(mac + ip + b'\x00' * 6 + ip, frame[22:42])

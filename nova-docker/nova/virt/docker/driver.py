@@ -290,7 +290,9 @@ class DockerDriver(driver.ComputeDriver):
                     with self.virtapi.wait_for_instance_event(
                             instance, events, timeout=timeout,
                             error_callback=self._neutron_failed_callback):
-                        self._start(instance, network_info)
+                        pid = self._start(instance, network_info)
+                    # the ports are wired now: tell the neighbours
+                    self._plugger.announce(plans, pid)
                 except exception.InstanceEventTimeout:
                     if CONF.vif_plugging_is_fatal:
                         raise exception.VirtualInterfaceCreateException()
@@ -311,7 +313,7 @@ class DockerDriver(driver.ComputeDriver):
                  instance=instance)
 
     def _start(self, instance, network_info):
-        """Start the container and plug its interfaces into the new netns."""
+        """Start the container, plug its interfaces; returns its PID."""
         name = container.container_name(instance.uuid)
         self.client.api.start(name)
         state = self._inspect(instance).get('State') or {}
@@ -327,6 +329,7 @@ class DockerDriver(driver.ComputeDriver):
                     # Its netns vanished under the plugging: say why.
                     ctxt.reraise = False
             raise self._exited(name, state, 'during network setup')
+        return pid
 
     def _exited(self, name, state, when):
         tail = self.client.api.logs(name, tail=20)

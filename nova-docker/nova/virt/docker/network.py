@@ -17,6 +17,7 @@ directly, never through a shell).
 """
 
 import os
+import sys
 
 from oslo_concurrency import processutils
 from oslo_log import log as logging
@@ -96,6 +97,19 @@ class Plugger(object):
             LOG.debug('Plugged port %(port)s as %(host)s <-> %(ifname)s',
                       {'port': p.port_id, 'host': p.host_dev,
                        'ifname': p.ifname})
+
+    def announce(self, plans, netns_pid):
+        """Gratuitous ARP from every interface (best effort, never fatal)."""
+        prefix = vif_plan.netns_prefix(netns_pid)
+        for p in plans:
+            cmd = vif_plan.announce_command(p, sys.executable)
+            if cmd is None:
+                continue
+            try:
+                self._run(prefix + cmd)
+            except Exception as e:
+                LOG.warning('Gratuitous ARP from %(ifname)s failed: %(e)s',
+                            {'ifname': p.ifname, 'e': e})
 
     def unplug(self, plans):
         """Remove host ends and bridge ports; tolerates missing pieces."""

@@ -202,6 +202,37 @@ def container_commands(p, first=True):
     return cmds
 
 
+# Gratuitous ARP (an ARP request for the sender's own address, to broadcast),
+# sent by a short Python run inside the container netns: argv = interface,
+# MAC, IPv4 addresses. Padded to the 60-byte Ethernet minimum.
+_GARP = (
+    'import socket,sys\n'
+    'dev=sys.argv[1]\n'
+    'mac=bytes.fromhex(sys.argv[2].replace(":",""))\n'
+    's=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n'
+    's.bind((dev,0))\n'
+    'for ip in sys.argv[3:]:\n'
+    '    a=socket.inet_aton(ip)\n'
+    '    s.send((b"\\xff"*6+mac+b"\\x08\\x06\\x00\\x01\\x08\\x00\\x06\\x04'
+    '\\x00\\x01"+mac+a+b"\\x00"*6+a).ljust(60,b"\\x00"))\n')
+
+
+def announce_command(p, python):
+    """Gratuitous ARP for the port's IPv4 addresses (None without any).
+
+    Neighbours (a router, the cloud's access namespace) may still hold the
+    MAC of an earlier port that had the same address; a container answers
+    at once, so a stale entry would make it look unreachable for the
+    several seconds the neighbour needs to notice (a VM hides this behind
+    its boot). Run inside the netns once the port is wired.
+    """
+    v4 = [str(ipaddress.ip_interface(a).ip) for a in p.addresses
+          if ipaddress.ip_interface(a).version == 4]
+    if not v4:
+        return None
+    return [python, '-c', _GARP, p.ifname, p.mac] + v4
+
+
 def ip_batch(cmds):
     """stdin for ``ip -batch -`` running the given ``ip ...`` argv lists.
 
