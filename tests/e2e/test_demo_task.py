@@ -4,8 +4,9 @@ tools/test-stages/50-e2e brings the AIO up, runs the task, and leaves in $VMCT_E
   task-uuid            the Rally task
   task.json            `rally task report --json` of it
   report.html          `rally task report --html-static` of it
+  comparison.html/.json/.csv   `rally task export --type vmct-comparison` of it
   inventory-before.json / inventory-after.json   tools/aio/aio.py inventory (+ keypair rows)
-  expected.json        {"times": N, "workloads": M, "aio_images": [...]}
+  expected.json        {"times": N, "workloads": M, "kinds": [...], "aio_images": [...]}
 These tests read those files; without $VMCT_E2E_DIR they are skipped.
 """
 
@@ -60,6 +61,37 @@ class DemoTaskTest(unittest.TestCase):
         for action in ("nova.boot_server", "nova.delete_server", "nova.reboot_server",
                        "nova.soft_reboot_server"):
             self.assertIn(action, names)
+
+    def atomic_names_by_kind(self):
+        names = {}
+        for w in self.workloads:
+            args = list(w["scenario"].values())[0] if isinstance(w["scenario"], dict) else {}
+            kind = args.get("kind")
+            label = kind.get("name") if isinstance(kind, dict) else kind
+            for it in w["data"]:
+                names.setdefault(label, set()).update(self.flat(it["atomic_actions"]))
+        return names
+
+    def flat(self, actions):
+        for a in actions:
+            yield a["name"]
+            yield from self.flat(a.get("children", []))
+
+    def test_vmct_lifecycle_timed_on_every_kind(self):
+        names = self.atomic_names_by_kind()
+        for kind in self.expected["kinds"]:
+            if kind == "native":
+                continue
+            for action in ("vmct.build", "vmct.wait_for_network", "vmct.wait_for_ssh",
+                           "vmct.delete", "vmct.reboot_hard", "vmct.stop", "vmct.start"):
+                self.assertIn(action, names.get(kind, ()), kind)
+            soft = {"vmct.reboot_soft", "vmct.reboot_soft_fell_back_to_hard"}
+            self.assertTrue(soft & names[kind], (kind, sorted(names[kind])))
+
+    def test_native_baseline_ran_the_workloads(self):
+        names = self.atomic_names_by_kind()["native"]
+        for prefix in ("sysbench", "netperf"):
+            self.assertTrue([n for n in names if prefix in n], sorted(names))
 
     def test_html_report(self):
         with open(os.path.join(E2E_DIR, "report.html")) as f:
@@ -126,3 +158,47 @@ class NoLeakTest(unittest.TestCase):
 
     def test_no_networks_of_the_task(self):
         self.assertEqual([], self.ours(n["name"] for n in self.after["networks"]))
+
+
+@unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
+class ComparisonExportTest(unittest.TestCase):
+    """The demo's vmct-comparison export compares every kind with the native baseline."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.data = load("comparison.json")
+        cls.expected = load("expected.json")
+
+    def groups(self, metric, kind):
+        return [g for g in self.data["groups"]
+                if g["metric"] == metric and g["kind"] == kind]
+
+    def test_every_kind_compared_to_native(self):
+        self.assertEqual("native", self.data["baseline"])
+        self.assertEqual(sorted(self.expected["kinds"]), sorted(self.data["kinds"]))
+
+    def test_lifecycle_phases_per_instance_kind(self):
+        for kind in self.expected["kinds"]:
+            if kind == "native":
+                continue
+            for metric in ("vmct.build", "vmct.wait_for_network", "vmct.delete"):
+                rows = self.groups(metric, kind)
+                self.assertTrue(rows, (metric, kind))
+                for row in rows:
+                    self.assertGreaterEqual(row["n"], 1)
+                    self.assertGreater(row["mean"], 0)
+
+    def test_benchmarks_on_every_kind(self):
+        for kind in self.expected["kinds"]:
+            groups = {g["group"] for g in self.data["groups"]
+                      if g["kind"] == kind and g["n"] and g["mean"] > 0}
+            for tool in ("sysbench cpu", "sysbench memory", "sysbench fileio", "netperf"):
+                self.assertTrue([g for g in groups if tool in g], (kind, tool, sorted(groups)))
+
+    def test_page_and_siblings_written(self):
+        with open(os.path.join(E2E_DIR, "comparison.html")) as f:
+            html = f.read()
+        self.assertNotIn('src="http', html)
+        for kind in self.expected["kinds"]:
+            self.assertIn(kind, html)
+        self.assertTrue(os.path.getsize(os.path.join(E2E_DIR, "comparison.csv")) > 0)

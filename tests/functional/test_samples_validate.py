@@ -34,12 +34,28 @@ ARGS = os.path.join(SAMPLES, "args")
 VALID = "Input Task is valid :)"
 # Arguments of samples that no file in samples/tasks/args describes, shaped like
 # what generates them (tools/aio/write-task-args for the all-in-one cloud).
+NET_ID = "4528a7f8-5207-4117-9ffa-f6846284804c"
+NATIVE_HOST = {"host": "127.0.0.1", "port": 22822, "user": "root", "key_file": "/k/id_ed25519"}
 GENERATED_ARGS = {
-    "demo.yaml": {"instance_kinds": {"kvm": {"image": "cirros", "flavor": "m1.tiny",
-                                             "availability_zone": "qemu"}},
-                  "network": "vmct-net", "network_id": "4528a7f8-5207-4117-9ffa-f6846284804c",
-                  "ssh_user": "root", "proxy_command": "tools/aio/proxy-command %h %p",
-                  "access_namespace": "vmct-access"},
+    "demo.yaml": {
+        "instance_kinds": {"kvm": {"image": "cirros", "flavor": "m1.tiny",
+                                   "availability_zone": "qemu"},
+                           "docker": {"image": "cirros", "flavor": "m1.tiny",
+                                      "availability_zone": "docker"}},
+        "network": "vmct-net", "network_id": NET_ID,
+        "ssh_user": "root", "proxy_command": "tools/aio/proxy-command %h %p",
+        "access_namespace": "vmct-access",
+        "kinds": [{"name": name, "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
+                   "availability_zone": name, "ssh_user": "root"}
+                  for name in ("kvm", "docker")],
+        "boot_args": {"nics": [{"net-id": NET_ID}]},
+        "contexts": {"users": {"tenants": 1, "users_per_tenant": 1}, "keypair": {},
+                     "allow_ssh": None},
+        "soft_reboot_fallback_seconds": 20,
+        # tools/native-target up
+        "native": {"kind": "native", "host": NATIVE_HOST,
+                   "netperf_peer": {"host": "127.0.0.1", "control_port": 22865,
+                                    "data_port": 22866, "ssh": NATIVE_HOST}}},
 }
 
 
