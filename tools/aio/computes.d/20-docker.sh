@@ -17,6 +17,7 @@ compute_docker_debs="docker.io debootstrap"
 compute_docker_pip=$VMCT_ROOT/nova-docker
 # dockerd when the AIO had to start one (tools/docker/ensure-dockerd state: pidfile, log)
 DOCKER_STATE=$S/docker
+DOCKER_BRIDGE=br-int-docker        # the integration bridge of its agent (lib/services.sh)
 
 compute_docker_enabled() { [ "${VMCT_AIO_DOCKER:-1}" = 1 ]; }
 
@@ -79,8 +80,8 @@ compute_docker_down() { # WIPE
         fi
     fi
     if pidfile_alive ovsdb-server; then
-        for p in $(ovs-vsctl --timeout=5 list-ports br-int-docker 2>/dev/null | grep -E '^tap'); do
-            ovs-vsctl --timeout=5 --if-exists del-port br-int-docker "$p"
+        for p in $(ovs-vsctl --timeout=5 list-ports "$DOCKER_BRIDGE" 2>/dev/null | grep -E '^tap'); do
+            ovs-vsctl --timeout=5 --if-exists del-port "$DOCKER_BRIDGE" "$p"
         done
     fi
     # a veth whose container end never left the root namespace (the pair dies with a netns)
