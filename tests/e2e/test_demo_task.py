@@ -17,12 +17,15 @@ import unittest
 E2E_DIR = os.environ.get("VMCT_E2E_DIR")
 
 
+needs_e2e = unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
+
+
 def load(name):
     with open(os.path.join(E2E_DIR, name)) as f:
         return json.load(f) if name.endswith(".json") else f.read().strip()
 
 
-@unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
+@needs_e2e
 class DemoTaskTest(unittest.TestCase):
 
     @classmethod
@@ -101,7 +104,7 @@ class DemoTaskTest(unittest.TestCase):
         self.assertNotIn('src="http', html)  # --html-static: no external scripts
 
 
-@unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
+@needs_e2e
 class NoLeakTest(unittest.TestCase):
     """Nothing the task created is left in the cloud.
 
@@ -160,7 +163,7 @@ class NoLeakTest(unittest.TestCase):
         self.assertEqual([], self.ours(n["name"] for n in self.after["networks"]))
 
 
-@unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
+@needs_e2e
 class ComparisonExportTest(unittest.TestCase):
     """The demo's vmct-comparison export compares every kind with the native baseline."""
 
