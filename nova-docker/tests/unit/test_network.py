@@ -47,10 +47,13 @@ class TestPlugger(testtools.TestCase):
         self.assertEqual(['ip', 'link', 'set', 'vnsport-a', 'netns', '4242'],
                          first[1])
         self.assertEqual(['ip', 'link', 'set', 'tapport-a', 'up'], first[2])
-        # detach of a stale port in its own transaction, then attach
-        self.assertEqual('del-port', first[3][4])
-        self.assertNotIn('add-port', first[3])
-        self.assertIn('add-port', first[4])
+        # the stale port's wiring read, its detach in its own transaction,
+        # then attach
+        first = self.ran[:6]
+        self.assertEqual('get', first[3][4])
+        self.assertEqual('del-port', first[4][4])
+        self.assertNotIn('add-port', first[4])
+        self.assertIn('add-port', first[5])
         in_ns = [c for c in self.ran if c[0] == 'nsenter']
         self.assertTrue(all(c[:3] == ['nsenter', '--net=/proc/4242/ns/net',
                                       '--'] for c in in_ns))
@@ -60,6 +63,29 @@ class TestPlugger(testtools.TestCase):
         self.assertIn(['nsenter', '--net=/proc/4242/ns/net', '--', 'ip',
                        'link', 'set', 'vnsport-b', 'name', 'eth1'], in_ns)
         self.assertTrue(self.plugger.is_plugged(self.plans))
+
+    def test_replug_keeps_tag_and_ofport(self):
+        def run(cmd, check=True, stdin=None):
+            if 'get' in cmd:
+                self.ran.append(cmd)
+                return '7\n93\n'
+            return self._run(cmd, check, stdin)
+        self.plugger._run = run
+        self.plugger.plug(self.plans[:1], 4242, 'inst')
+        attach = [c for c in self.ran if 'add-port' in c][0]
+        self.assertIn('tag=7', attach)
+        self.assertIn('ofport_request=93', attach)
+
+    def test_unreadable_wiring_is_a_fresh_port(self):
+        def run(cmd, check=True, stdin=None):
+            if 'get' in cmd:
+                raise OSError('ovs-vsctl: no')
+            return self._run(cmd, check, stdin)
+        self.plugger._run = run
+        self.plugger.plug(self.plans[:1], 4242, 'inst')
+        attach = [c for c in self.ran if 'add-port' in c][0]
+        self.assertFalse([w for w in attach
+                          if w.startswith(('tag=', 'ofport_request='))])
 
     def test_plug_linuxbridge(self):
         self.conf.host_attach = 'linuxbridge'

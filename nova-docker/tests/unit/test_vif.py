@@ -75,6 +75,9 @@ class TestCommands(testtools.TestCase):
         cmds = (vif_plan.veth_commands(self.p, 42) +
                 vif_plan.container_commands(self.p) +
                 [vif_plan.ovs_attach_command(self.p, 'uuid'),
+                 vif_plan.ovs_attach_command(self.p, 'uuid',
+                                             keep={'tag': 1, 'ofport': 2}),
+                 vif_plan.ovs_wiring_command(self.p),
                  vif_plan.ovs_detach_command(self.p),
                  vif_plan.linuxbridge_attach_command(self.p),
                  vif_plan.netns_prefix(42)])
@@ -191,3 +194,38 @@ class TestAnnounce(testtools.TestCase):
         self.assertEqual(b'\x00\x01\x08\x00\x06\x04\x00\x01', frame[14:22])
         # sender = target = the port's own address
         self.assertEqual(mac + ip + b'\x00' * 6 + ip, frame[22:42])
+
+
+class TestOvsWiring(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.p = vif_plan.plan(helpers.vif(port_id='port-1'), 0, 'br-int')
+
+    def test_wiring_command_reads_tag_and_ofport_of_a_maybe_missing_port(self):
+        self.assertEqual(['ovs-vsctl', '--timeout=120',
+                          '--', '--if-exists', 'get', 'Port', 'tapport-1',
+                          'tag',
+                          '--', '--if-exists', 'get', 'Interface',
+                          'tapport-1', 'ofport'],
+                         vif_plan.ovs_wiring_command(self.p))
+
+    def test_parse(self):
+        parse = vif_plan.parse_ovs_wiring
+        self.assertEqual({'tag': 7, 'ofport': 93}, parse('7\n93\n'))
+        self.assertEqual({'tag': None, 'ofport': 93}, parse('[]\n93\n'))
+        self.assertEqual({'tag': 7, 'ofport': None}, parse('7\n-1\n'))
+        self.assertEqual({'tag': None, 'ofport': None}, parse(''))
+        self.assertEqual({'tag': None, 'ofport': None}, parse(None))
+
+    def test_attach_keeps_tag_and_ofport(self):
+        cmd = vif_plan.ovs_attach_command(self.p, 'inst',
+                                          keep={'tag': 7, 'ofport': 93})
+        self.assertEqual(['add-port', 'br-int', 'tapport-1', 'tag=7', '--'],
+                         cmd[cmd.index('add-port'):cmd.index('add-port') + 5])
+        self.assertEqual('ofport_request=93', cmd[-2])
+        fresh = vif_plan.ovs_attach_command(self.p, 'inst',
+                                            keep={'tag': None, 'ofport': None})
+        self.assertEqual(vif_plan.ovs_attach_command(self.p, 'inst'), fresh)
+        self.assertFalse([w for w in fresh
+                          if w.startswith(('tag=', 'ofport_request='))])

@@ -50,13 +50,26 @@ class Plugger(object):
         if self.conf.host_attach == 'ovs':
             # A port left from the previous boot names a device that is gone.
             # Removing and re-adding it in one transaction leaves
-            # ovs-vswitchd on the dead device: remove it in its own.
+            # ovs-vswitchd on the dead device: remove it in its own, and
+            # re-add it with the same tag and OpenFlow port number.
+            keep = self._wiring(p)
             self._detach(p)
             self._run(vif_plan.ovs_attach_command(
                 p, instance_uuid, db=self.conf.ovsdb_connection,
-                timeout=self.conf.ovs_vsctl_timeout))
+                timeout=self.conf.ovs_vsctl_timeout, keep=keep))
         else:
             self._run(vif_plan.linuxbridge_attach_command(p))
+
+    def _wiring(self, p):
+        try:
+            return vif_plan.parse_ovs_wiring(self._run(
+                vif_plan.ovs_wiring_command(
+                    p, db=self.conf.ovsdb_connection,
+                    timeout=self.conf.ovs_vsctl_timeout), check=False))
+        except Exception as e:
+            LOG.debug('Could not read the OVS wiring of %(dev)s: %(e)s',
+                      {'dev': p.host_dev, 'e': e})
+            return {}
 
     def _detach(self, p):
         if self.conf.host_attach == 'ovs':

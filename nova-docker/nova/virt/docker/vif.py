@@ -148,19 +148,49 @@ def ovs_vsctl_prefix(db=None, timeout=120):
     return cmd
 
 
-def ovs_attach_command(p, instance_uuid, db=None, timeout=120):
-    """Add the host end to the OVS bridge with Neutron's external ids."""
+def ovs_attach_command(p, instance_uuid, db=None, timeout=120, keep=None):
+    """Add the host end to the OVS bridge with Neutron's external ids.
+
+    ``keep`` (:func:`parse_ovs_wiring` of the previous boot's port) re-adds
+    the port with its VLAN tag and OpenFlow port number, so the Neutron
+    agent's flows for it stay valid and the instance is reachable at once
+    after a restart instead of once the agent has rewired the port.
+    """
+    keep = keep or {}
     cmd = ovs_vsctl_prefix(db, timeout) + [
         '--', '--if-exists', 'del-port', p.host_dev,
-        '--', 'add-port', p.bridge, p.host_dev,
-        '--', 'set', 'Interface', p.host_dev,
-        'external_ids:iface-id=%s' % p.port_id,
-        'external_ids:iface-status=active',
-        'external_ids:attached-mac=%s' % p.mac,
-        'external_ids:vm-uuid=%s' % instance_uuid]
+        '--', 'add-port', p.bridge, p.host_dev]
+    if keep.get('tag') is not None:
+        cmd.append('tag=%d' % keep['tag'])
+    cmd += ['--', 'set', 'Interface', p.host_dev,
+            'external_ids:iface-id=%s' % p.port_id,
+            'external_ids:iface-status=active',
+            'external_ids:attached-mac=%s' % p.mac,
+            'external_ids:vm-uuid=%s' % instance_uuid]
+    if keep.get('ofport') is not None:
+        cmd.append('ofport_request=%d' % keep['ofport'])
     if p.mtu:
         cmd.append('mtu_request=%d' % p.mtu)
     return cmd
+
+
+def ovs_wiring_command(p, db=None, timeout=120):
+    """Read the VLAN tag and OpenFlow port number of an existing port."""
+    return ovs_vsctl_prefix(db, timeout) + [
+        '--', '--if-exists', 'get', 'Port', p.host_dev, 'tag',
+        '--', '--if-exists', 'get', 'Interface', p.host_dev, 'ofport']
+
+
+def parse_ovs_wiring(out):
+    """{'tag': int|None, 'ofport': int|None} from ovs_wiring_command output.
+
+    A missing port prints nothing, an untagged port ``[]``, a port whose
+    device is gone ofport ``-1``: all of these are None.
+    """
+    lines = [line.strip() for line in (out or '').splitlines()]
+    lines += [''] * (2 - len(lines))
+    return {key: int(value) if value.isdigit() and int(value) > 0 else None
+            for key, value in zip(('tag', 'ofport'), lines[:2])}
 
 
 def ovs_detach_command(p, db=None, timeout=120):
