@@ -319,6 +319,15 @@ class TestLifecycle(DriverTestCase):
         # idempotent
         self.driver.destroy(self.ctx, self.inst, self.nw)
 
+    def test_plug_vifs_without_container_is_not_an_error(self):
+        # init_host plugs every instance of the host: a container removed
+        # behind Nova's back must not stop nova-compute
+        self.driver.destroy(self.ctx, self.inst, self.nw)
+        self.ran[:] = []
+        self.driver.plug_vifs(self.inst, self.nw)
+        self.assertEqual([], self.ran)
+        self.assertEqual(set(), self.devices)
+
     def test_cleanup_unplugs_only_when_asked(self):
         self.driver.cleanup(self.ctx, self.inst, self.nw, destroy_vifs=False)
         self.assertEqual([], self.ran)

@@ -405,7 +405,16 @@ class DockerDriver(driver.ComputeDriver):
         plans = self._plans(network_info)
         if not plans:
             return
-        state = self._inspect(instance).get('State') or {}
+        try:
+            state = self._inspect(instance).get('State') or {}
+        except exception.InstanceNotFound:
+            # nova-compute's init_host plugs every instance of the host; one
+            # whose container is gone (removed behind Nova's back, e.g. the
+            # engine's data wiped) must not stop the service: the power
+            # state sync reports it, delete cleans up.
+            LOG.warning('No container for this instance: nothing to plug',
+                        instance=instance)
+            return
         if state.get('Running') and not self._plugger.is_plugged(plans):
             self._plugger.plug(plans, state['Pid'], instance.uuid)
 
