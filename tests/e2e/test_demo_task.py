@@ -159,6 +159,14 @@ class NoLeakTest(unittest.TestCase):
         self.assertEqual([], self.ours(p["name"] for p in self.after["projects"]))
         self.assertEqual([], self.ours(self.after["users"]))
 
+    def test_no_instance_containers_or_vif_ports(self):
+        servers = {s["id"] for s in self.after["servers"]}
+        self.assertIn("containers", self.after)  # the inventory looked at Docker
+        self.assertEqual([], [c for c in self.after["containers"]
+                              if c[len("nova-"):] not in servers])
+        self.assertEqual([], [v for v in self.after.get("vif_ports", [])
+                              if v["vm_uuid"] not in servers])
+
     def test_no_networks_of_the_task(self):
         self.assertEqual([], self.ours(n["name"] for n in self.after["networks"]))
 
