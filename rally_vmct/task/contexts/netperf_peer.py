@@ -5,6 +5,7 @@ from rally.common import validation
 from rally_openstack.task import context
 
 from rally_vmct.task.contexts import helper_server
+from rally_vmct.task.contexts import workload_image
 from rally_vmct.workloads import guest_tools
 from rally_vmct.workloads import netperf
 from rally_vmct.workloads import runner
@@ -13,14 +14,6 @@ LOG = logging.getLogger(__name__)
 
 KEY = "vmct_netperf_peer"
 DEFAULT_DATA_PORT = 12866
-
-
-def workload_image_for(ctx, kind):
-    """The ``vmct_workload_image`` context's image for ``kind``, else None."""
-    prepared = ctx.get("vmct_workload_image") or {}
-    if prepared.get("image_id") and prepared.get("kind") == kind.get("name"):
-        return prepared["image_id"]
-    return None
 
 
 @validation.add("required_platform", platform="openstack", users=True)
@@ -65,7 +58,7 @@ class NetperfPeer(context.OpenStackContext):
     def _start_peer(self, user, tenant_id):
         tenant = self.context["tenants"][tenant_id]
         kind = helper_server.resolve_kind(self.context, self.config["kind"], user)
-        image_id = workload_image_for(self.context, kind)
+        image_id = workload_image.image_for(self.context, kind)
         if image_id:
             kind["image_id"] = image_id
         server = helper_server.HelperServer(

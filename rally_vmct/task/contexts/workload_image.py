@@ -8,11 +8,20 @@ from rally_openstack.common import osclients
 from rally_openstack.task import context
 
 from rally_vmct.task.contexts import helper_server
+from rally_vmct.task import kinds
 from rally_vmct.workloads import guest_tools
 
 LOG = logging.getLogger(__name__)
 
 KEY = "vmct_workload_image"
+
+
+def image_for(ctx, kind):
+    """The image this context prepared for ``kind`` (same kind name), else None."""
+    prepared = ctx.get(KEY) or {}
+    if prepared.get("image_id") and prepared.get("kind") == kinds.label(kind):
+        return prepared["image_id"]
+    return None
 
 
 @validation.add("required_platform", platform="openstack", users=True)

@@ -12,6 +12,7 @@ from rally_vmct import opts
 from rally_vmct.task import benchmark_report
 from rally_vmct.task import kinds
 from rally_vmct.task.contexts import netperf_peer as peer_context
+from rally_vmct.task.contexts import workload_image
 from rally_vmct.task.scenarios import instance
 from rally_vmct.task.scenarios import lifecycle
 from rally_vmct.task.scenarios import native
@@ -73,12 +74,6 @@ class BenchmarkAccessValidator(common_validation.Validator):
 @scenario.configure(name="VMCT.boot_and_benchmark", platform="openstack",
                     context={"cleanup@openstack": ["nova"]})
 class BootAndBenchmark(instance.InstanceScenario):
-
-    def _image_from_context(self, kind):
-        prepared = self.context.get("vmct_workload_image") or {}
-        if prepared.get("image_id") and prepared.get("kind") == kinds.label(kind):
-            return dict(kind, image_id=prepared["image_id"])
-        return kind
 
     def _peer(self, netperf_peer):
         """``{netperf_host, control_port, data_port}`` for run_plan, {} without a peer."""
@@ -156,7 +151,9 @@ class BootAndBenchmark(instance.InstanceScenario):
         """
         if ssh_user:
             kind = dict(kind, ssh_user=ssh_user)
-        kind = self._image_from_context(kind)
+        image_id = workload_image.image_for(self.context, kind)
+        if image_id:
+            kind = dict(kind, image_id=image_id)
         self._start_iteration(kind, probe, True, proxy_command)
         peer = self._peer(netperf_peer)
         plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
