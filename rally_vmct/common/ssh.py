@@ -171,6 +171,16 @@ def terminate(process, grace=2.0):
                 pass
 
 
+def executor(client):
+    """``client.execute`` as the ``execute(command, timeout)`` the runner calls.
+
+    sshutils' second positional argument is stdin, not the timeout.
+    """
+    def execute(command, timeout):
+        return client.execute(command, timeout=timeout)
+    return execute
+
+
 class SSH(sshutils.SSH):
     """Rally's SSH client with ``proxy_command`` and ``connect_timeout``.
 

@@ -8,6 +8,7 @@ from rally.task import atomic
 from rally.task import scenario
 from rally.task import validation
 
+from rally_vmct.common import ssh as vmct_ssh
 from rally_vmct import opts
 from rally_vmct.task import benchmark_report
 from rally_vmct.task import kinds
@@ -83,17 +84,11 @@ class BootAndBenchmark(instance.InstanceScenario):
         if netperf_peer == PEER_NONE:
             return {}
         if netperf_peer == PEER_INSTANCE:
-            peer = (self.context.get("tenant") or {}).get(peer_context.KEY)
-            if not peer:
+            netperf_peer = (self.context.get("tenant") or {}).get(peer_context.KEY)
+            if not netperf_peer:
                 raise PeerMissing("netperf_peer 'instance' needs the %s context (no netserver "
                                   "instance in this tenant)" % peer_context.KEY)
-        else:
-            peer = netperf_peer
-            if peer.get("ssh"):
-                with atomic.ActionTimer(self, "vmct.start_netserver"):
-                    native.ensure_netserver(peer)
-        return {"netperf_host": peer["host"], "control_port": peer.get("control_port"),
-                "data_port": peer.get("data_port")}
+        return native.peer_arguments(self, netperf_peer)
 
     def run(self, kind: kinds.KindArg,
             workloads: list[dict[str, t.Any]] | None = None,
@@ -171,11 +166,9 @@ class BootAndBenchmark(instance.InstanceScenario):
             where = "instance %s (kind %s, %s)" % (self.server.id, self.kind_label,
                                                    self.address)
             with self._ssh_client() as client:
-                def execute(command, timeout):
-                    return client.execute(command, timeout=timeout)
                 try:
                     facts, dialect, results = runner.run_plan(
-                        execute, plan, where, timeout=timeout,
+                        vmct_ssh.executor(client), plan, where, timeout=timeout,
                         timer=functools.partial(atomic.ActionTimer, self), **peer)
                 except runner.ToolMissing as e:
                     raise runner.ToolMissing("%s. Image with the tools: %s"

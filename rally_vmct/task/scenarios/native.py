@@ -53,8 +53,20 @@ def ensure_netserver(peer, timeout=30):
     """Start netserver on the peer's SSH host unless it already listens there."""
     port = peer.get("control_port", netperf.DEFAULT_CONTROL_PORT)
     with connect(peer["ssh"]) as client:
-        runner.start_netserver(lambda command, timeout: client.execute(command, timeout=timeout),
-                               port, timeout)
+        runner.start_netserver(ssh.executor(client), port, timeout)
+
+
+def peer_arguments(scenario, netperf_peer):
+    """run_plan's netperf_host/control_port/data_port for a :class:`NetperfPeer`.
+
+    With ``ssh``, netserver is started there first (atomic vmct.start_netserver).
+    """
+    if netperf_peer.get("ssh"):
+        with atomic.ActionTimer(scenario, "vmct.start_netserver"):
+            ensure_netserver(netperf_peer)
+    return {"netperf_host": netperf_peer["host"],
+            "control_port": netperf_peer.get("control_port"),
+            "data_port": netperf_peer.get("data_port")}
 
 
 @validation.add("vmct_non_empty_list", param_name="hosts")
@@ -91,20 +103,10 @@ class NativeBenchmark(scenario.Scenario):
         where = "host %s" % host["host"]
         plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
             with_network=bool(netperf_peer)))
-        peer = {}
-        if netperf_peer:
-            if netperf_peer.get("ssh"):
-                with atomic.ActionTimer(self, "vmct.start_netserver"):
-                    ensure_netserver(netperf_peer)
-            peer = {"netperf_host": netperf_peer["host"],
-                    "control_port": netperf_peer.get("control_port"),
-                    "data_port": netperf_peer.get("data_port")}
+        peer = peer_arguments(self, netperf_peer) if netperf_peer else {}
         timeout = command_timeout or opts.get("command_timeout")
         with connect(host) as client:
-            def execute(command, timeout):
-                return client.execute(command, timeout=timeout)
-
             facts, dialect, results = runner.run_plan(
-                execute, plan, where, timeout=timeout,
+                ssh.executor(client), plan, where, timeout=timeout,
                 timer=functools.partial(atomic.ActionTimer, self), **peer)
         benchmark_report.report(self, kind, facts, dialect, results, where)
