@@ -11,15 +11,10 @@ import shlex
 TOOLS = ("sysbench", "netperf", "netserver")
 DEFAULT_TOOLS = TOOLS
 
-# Package manager -> {tool: package}. netserver ships with netperf everywhere.
-# Debian has netperf in "non-free", Ubuntu in "multiverse"; Fedora/EL (EPEL) and
-# Alpine (community/testing) name the packages the same.
-PACKAGES = {
-    "apt-get": {"sysbench": "sysbench", "netperf": "netperf", "netserver": "netperf"},
-    "dnf": {"sysbench": "sysbench", "netperf": "netperf", "netserver": "netperf"},
-    "yum": {"sysbench": "sysbench", "netperf": "netperf", "netserver": "netperf"},
-    "apk": {"sysbench": "sysbench", "netperf": "netperf", "netserver": "netperf"},
-}
+# Tool -> package, the same name with every manager below: netserver ships with
+# netperf everywhere; Debian has netperf in "non-free", Ubuntu in "multiverse",
+# Fedora/EL in EPEL, Alpine in community/testing.
+PACKAGES = {"sysbench": "sysbench", "netperf": "netperf", "netserver": "netperf"}
 MANAGERS = ("apt-get", "dnf", "yum", "apk")
 
 MISSING_PREFIX = "vmct-missing="
@@ -56,11 +51,11 @@ def missing_message(missing, where, prepare_hint=True):
     return text
 
 
-def packages(manager, tools):
-    """Package names for ``tools`` with ``manager``, without duplicates, in order."""
+def packages(tools):
+    """Package names for ``tools``, without duplicates, in order."""
     names = []
     for tool in tools:
-        name = PACKAGES[manager][tool]
+        name = PACKAGES[tool]
         if name not in names:
             names.append(name)
     return names
@@ -72,9 +67,9 @@ def install_script(tools):
     Prints ``vmct-package-manager=<name>`` (or ``none``) first; exits non-zero when no
     known manager exists or the installation fails.
     """
+    names = " ".join(shlex.quote(name) for name in packages(tools))
     branches = []
     for manager in MANAGERS:
-        names = " ".join(shlex.quote(name) for name in packages(manager, tools))
         if manager == "apt-get":
             install = ("export DEBIAN_FRONTEND=noninteractive; apt-get update -q && "
                        "apt-get install -y -q --no-install-recommends %s" % names)

@@ -125,7 +125,7 @@ class WorkloadImage(context.OpenStackContext):
                 if still:
                     raise helper_server.HelperError(
                         "%s: %s installed packages %s but %s still lacks %s"
-                        % (KEY, manager, ", ".join(guest_tools.packages(manager, missing)),
+                        % (KEY, manager, ", ".join(guest_tools.packages(missing)),
                            server.describe(), ", ".join(still)))
                 self._glance = clients.glance("2")
                 image_id = server.snapshot(server.scenario.generate_random_name())
