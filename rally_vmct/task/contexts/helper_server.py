@@ -16,6 +16,7 @@ from rally_vmct.common import waiter
 from rally_vmct import opts
 from rally_vmct.task import kinds
 from rally_vmct.task.scenarios import lifecycle
+from rally_vmct.workloads import guest_tools
 
 LOG = logging.getLogger(__name__)
 
@@ -145,6 +146,18 @@ class HelperServer(object):
         if self.client is None:
             self.client = self.scenario._ssh_client()
         return self.client.execute(command, timeout=timeout)
+
+    def missing_tools(self, tools, timeout, context_name):
+        """Tools of ``tools`` absent from the server (``command -v``).
+
+        A check that itself fails is a :class:`HelperError` naming ``context_name``.
+        """
+        rc, out, err = self.execute(guest_tools.check_tools_command(tools), timeout)
+        if rc != 0:
+            raise HelperError("%s: checking for %s on %s failed (exit %s): %s"
+                              % (context_name, ", ".join(tools), self.describe(), rc,
+                                 (err or out).strip()[-400:]))
+        return guest_tools.parse_missing(out)
 
     def disconnect(self):
         if self.client is not None:

@@ -68,12 +68,7 @@ class NetperfPeer(context.OpenStackContext):
         self._servers.append(server)
         timeout = self.config["command_timeout"]
         server.boot()
-        rc, out, err = server.execute(guest_tools.check_tools_command(["netserver"]), timeout)
-        if rc != 0:
-            raise helper_server.HelperError("checking for netserver on the netperf peer %s "
-                                            "failed (exit %s): %s"
-                                            % (server.describe(), rc, (err or out)[-400:]))
-        if guest_tools.parse_missing(out):
+        if server.missing_tools(["netserver"], timeout, KEY):
             raise helper_server.HelperError(
                 "vmct_netperf_peer: " + guest_tools.missing_message(
                     ["netserver"], "image %s of kind %r (peer %s)"

@@ -67,14 +67,6 @@ class WorkloadImage(context.OpenStackContext):
             return self.clients_factory(user)
         return osclients.Clients(user["credential"])
 
-    def _missing(self, server, tools, timeout):
-        rc, out, err = server.execute(guest_tools.check_tools_command(tools), timeout)
-        if rc != 0:
-            raise helper_server.HelperError(
-                "%s: checking the tools on %s failed (exit %s): %s"
-                % (KEY, server.describe(), rc, (err or out).strip()[-400:]))
-        return guest_tools.parse_missing(out)
-
     def _install(self, server, tools, timeout):
         script = guest_tools.install_script(tools)
         rc, out, err = server.execute("sh -c %s" % shlex.quote(script), timeout)
@@ -115,13 +107,13 @@ class WorkloadImage(context.OpenStackContext):
                 "tools": tools}
         try:
             server.boot()
-            missing = self._missing(server, tools, 60)
+            missing = server.missing_tools(tools, 60, KEY)
             if missing and not self.config["prepare"]:
                 raise helper_server.HelperError(
                     "%s: %s" % (KEY, guest_tools.missing_message(missing, where)))
             if missing:
                 manager = self._install(server, missing, timeout)
-                still = self._missing(server, tools, 60)
+                still = server.missing_tools(tools, 60, KEY)
                 if still:
                     raise helper_server.HelperError(
                         "%s: %s installed packages %s but %s still lacks %s"
