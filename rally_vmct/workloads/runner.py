@@ -56,14 +56,16 @@ def check_tools(facts, plan, where, extra=()):
         raise ToolMissing(facts_lib.missing_tools_message(missing, where))
 
 
-def start_netserver(execute, port=netperf.DEFAULT_CONTROL_PORT, timeout=30):
+def start_netserver(execute, port=netperf.DEFAULT_CONTROL_PORT, timeout=30, listen=None):
     """Start netserver on control ``port`` behind ``execute`` unless it already listens.
 
+    ``listen``: the address netserver binds (default: all of the host's).
     A second netserver on the same port exits at once ("Address already in use"):
     that is how an already running one shows, so the exit status is not an error.
     Returns ``(exit code, stdout, stderr)``.
     """
-    return execute(netperf.shell_command(netperf.netserver_command(port)), timeout)
+    return execute(netperf.shell_command(netperf.netserver_command(port, listen=listen)),
+                   timeout)
 
 
 def run_workload(execute, workload, dialect=None, timer=_null_timer, timeout=900,

@@ -55,7 +55,8 @@ class NativeBenchmarkTestCase(testtools.TestCase):
                  "total_size": "8M", "num": 2, "time": 1},
                 {"netperf": "TCP_RR", "duration": 1}],
             "netperf_peer": {"host": "127.0.0.1", "control_port": self.netserver_port,
-                             "data_port": sshd.free_port(), "ssh": self.host()},
+                             "data_port": sshd.free_port(), "ssh": self.host(),
+                             "listen": "127.0.0.1"},
         }
         task = write_task(os.path.join(self.home.path, "task.json"), args)
         proc = self.home.rally("task", "start", task)
@@ -82,6 +83,13 @@ class NativeBenchmarkTestCase(testtools.TestCase):
             facts = dict(next(c for c in iteration["output"]["complete"]
                               if c["title"] == "native: instance facts")["data"]["rows"])
             self.assertEqual("1.0", facts["sysbench dialect"])
+
+        # netserver bound to loopback only, as asked (listen)
+        listening = subprocess.run(["ss", "-Hltn", "sport = :%d" % self.netserver_port],
+                                   capture_output=True, text=True, check=True).stdout.split()
+        self.assertIn("127.0.0.1:%d" % self.netserver_port, listening)
+        self.assertEqual(1, sum(1 for word in listening
+                                if word.endswith(":%d" % self.netserver_port)))
 
         report = os.path.join(self.home.path, "report.html")
         self.home.rally("task", "report", "--out", report)

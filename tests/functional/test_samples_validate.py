@@ -55,7 +55,8 @@ GENERATED_ARGS = {
         # tools/native-target up
         "native": {"kind": "native", "host": NATIVE_HOST,
                    "netperf_peer": {"host": "127.0.0.1", "control_port": 22865,
-                                    "data_port": 22866, "ssh": NATIVE_HOST}}},
+                                    "data_port": 22866, "listen": "127.0.0.1",
+                                    "ssh": NATIVE_HOST}}},
 }
 
 

@@ -131,7 +131,8 @@ class BootAndBenchmark(instance.InstanceScenario):
             when that context is present), "none" (no netperf; the default
             without it), or {host, control_port (12865), data_port (12866),
             ssh: {host, port, user, key_file, password, proxy_command}: a host
-            on which the scenario starts netserver if it is not running}
+            on which the scenario starts netserver if it is not running,
+            listen: the address that netserver binds there (default: all)}
         :param probe: what "reachable" means before the SSH wait: "tcp",
             "ping" or "ssh" (see VMCT.boot_and_delete_server)
         :param proxy_command: reach instances through this command, OpenSSH

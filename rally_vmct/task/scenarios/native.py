@@ -36,6 +36,7 @@ class NetperfPeer(te.TypedDict, total=False, closed=True):
     host: t.Required[str]
     control_port: int
     data_port: int
+    listen: str
     ssh: Host
 
 
@@ -53,7 +54,7 @@ def ensure_netserver(peer, timeout=30):
     """Start netserver on the peer's SSH host unless it already listens there."""
     port = peer.get("control_port", netperf.DEFAULT_CONTROL_PORT)
     with connect(peer["ssh"]) as client:
-        runner.start_netserver(ssh.executor(client), port, timeout)
+        runner.start_netserver(ssh.executor(client), port, timeout, listen=peer.get("listen"))
 
 
 def peer_arguments(scenario, netperf_peer):
@@ -94,7 +95,8 @@ class NativeBenchmark(scenario.Scenario):
             (netperf ones only when netperf_peer is set)
         :param netperf_peer: netserver for the netperf workloads: {host,
             control_port (12865), data_port (12866), ssh: a host entry on which
-            the scenario starts netserver if it is not running}
+            the scenario starts netserver if it is not running, listen: the
+            address that netserver binds (default: all)}
         :param kind: label of these hosts in reports and comparisons
         :param command_timeout: seconds one workload command may run (default
             [vmct] command_timeout)
