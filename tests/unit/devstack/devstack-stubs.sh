@@ -46,6 +46,13 @@ function trueorfalse {
     [[ "1 yes Yes YES true True TRUE" =~ $testval ]] && { echo "True"; return; }
     echo "$default"
 }
+# devstack's plugin metadata (no-ops there too: only external tools read these lines)
+function define_plugin {
+    :
+}
+function plugin_requires {
+    :
+}
 function die {
     shift
     stub_record die "$*"

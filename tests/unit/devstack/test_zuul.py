@@ -1,5 +1,6 @@
 """The Zuul jobs, playbooks and roles: parsed and checked for names, files and artifacts."""
 
+import configparser
 import glob
 import os
 import re
@@ -12,6 +13,9 @@ from tests.unit.devstack import base
 ROOT = base.ROOT
 JOBS = ("rally-vmct-devstack-base", "rally-vmct-devstack-lifecycle",
         "rally-vmct-devstack-benchmark", "rally-vmct-devstack-multinode")
+# openstack-zuul-jobs' tox jobs (tox -e pep8, tox -e py311 on debian-bookworm) and their envs
+TOX_JOBS = {"openstack-tox-pep8": "pep8", "openstack-tox-py311": "py311"}
+UNIT_PYTHON = "3.11"  # openstack-tox-py311's python_version
 # roles that come from devstack (roles: - zuul: opendev.org/openstack/devstack)
 DEVSTACK_ROLES = {"orchestrate-devstack"}
 # files vmct-run-tasks writes whatever the tasks are
@@ -126,9 +130,30 @@ class ZuulConfigTestCase(testtools.TestCase):
         for pipeline in ("check", "gate"):
             names = [j if isinstance(j, str) else next(iter(j))
                      for j in project[pipeline]["jobs"]]
-            self.assertTrue(set(names) <= set(JOBS) - {"rally-vmct-devstack-base"})
-            self.assertIn("rally-vmct-devstack-lifecycle", names)
-            self.assertIn("rally-vmct-devstack-benchmark", names)
+            self.assertTrue(set(names) <= (set(JOBS) - {"rally-vmct-devstack-base"})
+                            | set(TOX_JOBS), names)
+            for name in ("rally-vmct-devstack-lifecycle", "rally-vmct-devstack-benchmark",
+                         *TOX_JOBS):
+                self.assertIn(name, names, pipeline)
+            # the tox jobs vote (not listed with options such as voting: false)
+            for job in project[pipeline]["jobs"]:
+                if not isinstance(job, str):
+                    self.assertNotIn(next(iter(job)), TOX_JOBS)
+
+    def test_tox_jobs_run_envs_that_exist(self):
+        tox = configparser.ConfigParser(interpolation=None)
+        tox.read(os.path.join(ROOT, "tox.ini"))
+        self.assertIn("testenv:pep8", tox)
+        self.assertIn("stestr --test-path ./tests/unit run", tox["testenv"]["commands"])
+        # plain `tox`: unit tests and pep8, not the functional tests (sysbench, netperf, sshd)
+        self.assertEqual(["py3", "pep8"], tox["tox"]["envlist"].split(","))
+        # the Python the unit job runs is the one the package declares
+        setup = configparser.ConfigParser(interpolation=None)
+        setup.read(os.path.join(ROOT, "setup.cfg"))
+        self.assertEqual("py" + UNIT_PYTHON.replace(".", ""), TOX_JOBS["openstack-tox-py311"])
+        self.assertIn("Programming Language :: Python :: " + UNIT_PYTHON,
+                      setup["metadata"]["classifier"].splitlines())
+        self.assertEqual(">=" + UNIT_PYTHON, setup["options"]["python_requires"])
 
 
 class RolesTestCase(testtools.TestCase):
