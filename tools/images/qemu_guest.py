@@ -6,6 +6,9 @@ their ELF headers name, the kernel modules for virtio, the config-drive CD-ROM a
 power button. Packages come from the machine's Debian mirrors (apt-get download, dpkg-deb -x).
 
   python3 qemu_guest.py OUTDIR CACHEDIR     writes OUTDIR/{vmlinuz,initrd.img,disk.qcow2,build-id}
+  python3 qemu_guest.py --packages          prints the packages it would download, one a line
+
+Every package it starts from must be installable (tools/vmct-apt resolve: non-free for netperf).
 """
 
 import gzip
@@ -17,6 +20,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.join(HERE, "qemu-guest")
+VMCT_APT = os.path.join(HERE, "..", "vmct-apt")
+KERNEL_META = "linux-image-cloud-amd64"
 TOOLS = ["busybox-static", "dropbear-bin", "sysbench", "netperf"]
 # sysbench depends on "libluajit2-5.1-2 | libluajit-5.1-2": take the second, skip the first
 SKIP_PACKAGES = {"libluajit2-5.1-2", "libluajit2-5.1-common"}
@@ -42,7 +47,7 @@ def run(*cmd, **kw):
 
 
 def kernel_package():
-    out = run("apt-cache", "depends", "linux-image-cloud-amd64")
+    out = run("apt-cache", "depends", KERNEL_META)
     for line in out.splitlines():
         line = line.strip()
         if line.startswith("Depends: linux-image-"):
@@ -54,7 +59,16 @@ def package_closure(roots):
     out = run("apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests",
               "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances", *roots)
     names = {ln for ln in out.splitlines() if ln and not ln.startswith((" ", "<"))}
+    lost = sorted(set(roots) - names)
+    if lost:
+        raise SystemExit("apt-cache depends lost %s: no install candidate" % ", ".join(lost))
     return sorted(names - SKIP_PACKAGES)
+
+
+def packages():
+    """The .debs of the guest: its tools with their dependencies, and the kernel."""
+    subprocess.run([VMCT_APT, "resolve", KERNEL_META, *TOOLS], check=True)
+    return sorted(set(package_closure(TOOLS)) | {kernel_package()})
 
 
 def download(packages, cache):
@@ -203,8 +217,7 @@ def build_id(debs):
 
 
 def main(out, cache):
-    packages = sorted(set(package_closure(TOOLS)) | {kernel_package()})
-    debs = download(packages, cache)
+    debs = download(packages(), cache)
     bid = build_id(debs)
     try:
         with open(os.path.join(out, "build-id")) as f:
@@ -238,4 +251,7 @@ def main(out, cache):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--packages"]:
+        print("\n".join(packages()))
+        sys.exit(0)
     sys.exit(main(sys.argv[1], sys.argv[2]))

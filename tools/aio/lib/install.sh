@@ -10,32 +10,50 @@ AIO_DEBS=(
     netcat-openbsd curl cpio                          # proxy-command, health checks, images
     libvirt-dev pkg-config gcc            # libvirt-python and uwsgi build from sdist
 )
-# OpenStack services + clients; versions come from tools/aio/constraints.txt
-AIO_PIP=(keystone openstack-placement glance nova neutron python-openstackclient osc-placement
+# OpenStack services + clients; versions come from tools/aio/constraints.txt. Nova is installed
+# as devstack installs it: editable, from its released source (the sdist of the pinned version,
+# unpacked in $S/src); VMCT_AIO_NOVA_INSTALL=wheel installs the wheel instead.
+AIO_PIP=(keystone openstack-placement glance neutron python-openstackclient osc-placement
          openstacksdk uwsgi PyMySQL libvirt-python)
+NOVA_INSTALL=${VMCT_AIO_NOVA_INSTALL:-editable}
 
 install_debs() {
-    local missing=() p
+    log "Debian packages (tools/vmct-apt; first run about 40 s)"
     # shellcheck disable=SC2046 # word splitting of the computes' package lists is intended
-    for p in "${AIO_DEBS[@]}" $(compute_debs); do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    log "apt-get install ${missing[*]} (about 40 s)"
-    apt-get update -qq >"$S/logs/apt.log" 2>&1 || die "apt-get update failed, see $S/logs/apt.log"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
-        >>"$S/logs/apt.log" 2>&1 || die "apt-get install failed, see $S/logs/apt.log"
+    "$VMCT_ROOT/tools/vmct-apt" install "${AIO_DEBS[@]}" $(compute_debs) >>"$S/logs/apt.log" 2>&1 \
+        || { tail -n 5 "$S/logs/apt.log" >&2; die "Debian packages failed, see $S/logs/apt.log"; }
+}
+
+# nova_source: NOVA_SRC = Nova's released source of the pinned version, unpacked in $S/src
+nova_source() {
+    local version
+    version=$(sed -n 's/^nova==//p' "$AIO_TOOLS/constraints.txt")
+    NOVA_SRC=$S/src/nova-$version
+    [ -f "$NOVA_SRC/PKG-INFO" ] && return 0
+    log "nova $version source (sdist) into $S/src"
+    "$VENV/bin/pip" download -q --no-deps --no-binary :all: -d "$S/src" "nova==$version" \
+        >>"$S/logs/pip.log" 2>&1 || die "pip download nova==$version failed, see $S/logs/pip.log"
+    tar -xzf "$S/src/nova-$version.tar.gz" -C "$S/src"
 }
 
 install_venv() {
-    local stamp py=${VMCT_AIO_PYTHON:-python3}
-    stamp=$( { cat "$AIO_TOOLS/constraints.txt"; echo "${AIO_PIP[*]}"; } | sha256sum | cut -c1-16)
+    local stamp py=${VMCT_AIO_PYTHON:-python3} nova=(nova)
+    stamp=$( { cat "$AIO_TOOLS/constraints.txt"; echo "${AIO_PIP[*]} nova:$NOVA_INSTALL"; } \
+        | sha256sum | cut -c1-16)
     [ -x "$VENV/bin/nova-compute" ] && [ "$(cat "$VENV/.vmct-stamp" 2>/dev/null)" = "$stamp" ] && return 0
-    log "pip install OpenStack into $VENV (about 3 min the first time)"
+    log "pip install OpenStack into $VENV, Nova $NOVA_INSTALL (about 3 min the first time)"
     [ -x "$VENV/bin/python" ] || "$py" -m venv "$VENV"
     "$VENV/bin/pip" install -q -U pip setuptools wheel >"$S/logs/pip.log" 2>&1
-    "$VENV/bin/pip" install -q -c "$AIO_TOOLS/constraints.txt" "${AIO_PIP[@]}" >>"$S/logs/pip.log" 2>&1 \
-        || die "pip install failed, see $S/logs/pip.log"
+    mkdir -p "$S/src"
+    cp "$AIO_TOOLS/constraints.txt" "$S/src/constraints.txt"
+    if [ "$NOVA_INSTALL" = editable ]; then
+        nova_source
+        nova=(-e "$NOVA_SRC")
+        # an editable project cannot be constrained to a version: its source is the pin
+        sed -i '/^nova==/d' "$S/src/constraints.txt"
+    fi
+    "$VENV/bin/pip" install -q -c "$S/src/constraints.txt" "${nova[@]}" "${AIO_PIP[@]}" \
+        >>"$S/logs/pip.log" 2>&1 || die "pip install failed, see $S/logs/pip.log"
     echo "$stamp" > "$VENV/.vmct-stamp"
 }
 
