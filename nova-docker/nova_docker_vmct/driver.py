@@ -23,7 +23,9 @@ destroys that namespace whenever the container stops, so the interfaces are
 plugged again after every start (spawn, reboot, power on, host boot).
 """
 
+import importlib.metadata
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -42,12 +44,13 @@ from nova.objects import fields as obj_fields
 from nova.virt import driver
 from nova.virt import hardware
 
-from nova.virt.docker import conf as docker_conf
-from nova.virt.docker import container
-from nova.virt.docker import hostinfo
-from nova.virt.docker import images
-from nova.virt.docker import network
-from nova.virt.docker import vif as vif_plan
+import nova_docker_vmct
+from nova_docker_vmct import conf as docker_conf
+from nova_docker_vmct import container
+from nova_docker_vmct import hostinfo
+from nova_docker_vmct import images
+from nova_docker_vmct import network
+from nova_docker_vmct import vif as vif_plan
 
 LOG = logging.getLogger(__name__)
 CONF = nova.conf.CONF
@@ -62,6 +65,41 @@ class DockerEngineUnavailable(exception.NovaException):
     msg_fmt = ('The Docker engine at %(url)s does not answer: %(reason)s. '
                'Start dockerd (for example tools/docker/ensure-dockerd) or '
                'fix [docker]api_url.')
+
+
+class UnsupportedNovaVersion(exception.NovaException):
+    msg_fmt = ('The Docker compute driver (nova-docker-vmct) supports Nova '
+               '%(supported)s only, but this nova-compute runs Nova '
+               '%(version)s. Run the Docker compute with a Nova %(supported)s '
+               '(pip install "nova>=%(major)s,<%(next)s" in its environment) '
+               'or remove compute_driver = docker.DockerDriver; '
+               'nova-docker/tools/install-driver checks the installed Nova '
+               'before it installs the driver.')
+
+
+def nova_version():
+    """Version of the Nova this process runs (from its metadata)."""
+    try:
+        return importlib.metadata.version('nova')
+    except importlib.metadata.PackageNotFoundError:
+        from nova import version
+        return version.version_string()
+
+
+def check_nova_version(version=None):
+    """UnsupportedNovaVersion unless ``version`` (default: ours) is 34.x.
+
+    Pre-releases of the series count (an editable Nova of a stable branch
+    is 34.1.0.devN, a release candidate 34.0.0.0rc1).
+    """
+    version = version or nova_version()
+    major = nova_docker_vmct.SUPPORTED_NOVA_MAJOR
+    found = re.match(r'\d+', version)
+    if found is None or int(found.group()) != major:
+        raise UnsupportedNovaVersion(version=version,
+                                     supported='%d.x' % major,
+                                     major=major, next=major + 1)
+    return version
 
 
 class DockerDriver(driver.ComputeDriver):
@@ -119,6 +157,7 @@ class DockerDriver(driver.ComputeDriver):
     # -- host ---------------------------------------------------------------
 
     def init_host(self, host):
+        nova_release = check_nova_version()
         try:
             self.client.ping()
             version = self.client.version()
@@ -131,10 +170,11 @@ class DockerDriver(driver.ComputeDriver):
         if missing:
             raise exception.NovaException(
                 'The Docker driver needs %s on the PATH' % ', '.join(missing))
-        LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s',
+        LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s, '
+                 'Nova %(nova)s',
                  {'version': version.get('Version'),
                   'api': version.get('ApiVersion'),
-                  'url': CONF.docker.api_url})
+                  'url': CONF.docker.api_url, 'nova': nova_release})
 
     def cleanup_host(self, host):
         if self._client is not None:

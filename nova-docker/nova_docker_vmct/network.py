@@ -11,7 +11,7 @@
 # under the License.
 """Plug and unplug instance interfaces (veth pair, bridge, container netns).
 
-Runs the argv lists built by :mod:`nova.virt.docker.vif`. nova-compute must
+Runs the argv lists built by :mod:`nova_docker_vmct.vif`. nova-compute must
 run as root for this driver (``ip``, ``nsenter`` and ``ovs-vsctl`` are run
 directly, never through a shell).
 """
@@ -22,7 +22,7 @@ import sys
 from oslo_concurrency import processutils
 from oslo_log import log as logging
 
-from nova.virt.docker import vif as vif_plan
+from nova_docker_vmct import vif as vif_plan
 
 LOG = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from oslo_config import fixture as config_fixture
 import testtools
 
 import nova.conf
-from nova.virt.docker import conf as docker_conf
 from nova.virt import driver as virt_driver
 from nova.virt import fake as fake_virt
+from nova_docker_vmct import conf as docker_conf
 
 from tests import helpers
 

@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 import uuid
 
 from nova.compute import provider_tree
@@ -16,8 +17,11 @@ from tests.functional import base
 class TestHost(base.DriverTestCase):
 
     def test_loaded_through_nova_loader(self):
-        self.assertEqual('nova.virt.docker.driver',
+        # docker.DockerDriver -> nova.virt.docker, the alias of the package
+        self.assertEqual('nova_docker_vmct.driver',
                          type(self.driver).__module__)
+        self.assertIs(sys.modules['nova_docker_vmct.driver'],
+                      sys.modules['nova.virt.docker.driver'])
         self.assertIsInstance(self.driver, virt_driver.ComputeDriver)
 
     def test_available_resource_matches_host(self):

@@ -4,7 +4,7 @@ import tarfile
 import testtools
 
 from nova.compute import power_state
-from nova.virt.docker import container
+from nova_docker_vmct import container
 
 from tests import helpers
 

@@ -9,8 +9,8 @@ from nova.compute import provider_tree
 from nova.compute import task_states
 import nova.conf
 from nova import exception
-from nova.virt.docker import driver as docker_driver
-from nova.virt.docker import network
+from nova_docker_vmct import driver as docker_driver
+from nova_docker_vmct import network
 import os_resource_classes as orc
 
 from tests import helpers
@@ -366,6 +366,32 @@ class TestHost(DriverTestCase):
         self.conf.config(group='docker', host_attach='linuxbridge')
         self.driver.init_host('h')
 
+    def test_init_host_unsupported_nova(self):
+        self.patch(docker_driver, 'nova_version', lambda: '35.0.0')
+        self.client.reachable = False   # checked before the engine
+        e = self.assertRaises(docker_driver.UnsupportedNovaVersion,
+                              self.driver.init_host, 'h')
+        self.assertIsInstance(e, exception.NovaException)
+        msg = str(e)
+        self.assertIn('Nova 34.x only', msg)
+        self.assertIn('runs Nova 35.0.0', msg)
+        self.assertIn('pip install "nova>=34,<35"', msg)
+        self.assertIn('tools/install-driver', msg)
+
+    def test_nova_versions(self):
+        for ok in ('34.0.0', '34.1.0.dev12', '34.0.0.0rc2.dev3', '34.2.1'):
+            self.assertEqual(ok, docker_driver.check_nova_version(ok))
+        for bad in ('33.1.0', '35.0.0.0b1', '3.4', 'unknown'):
+            self.assertRaises(docker_driver.UnsupportedNovaVersion,
+                              docker_driver.check_nova_version, bad)
+
+    def test_nova_version_of_this_process(self):
+        from nova import version
+        self.assertEqual(version.version_string(),
+                         docker_driver.nova_version())
+        self.assertEqual(docker_driver.nova_version(),
+                         docker_driver.check_nova_version())
+
     def test_nodes(self):
         self.assertEqual(['unit-host'], self.driver.get_available_nodes())
 
@@ -414,7 +440,7 @@ class TestGlanceChunks(testtools.TestCase):
 
     def test_streams_glance_download(self):
         from nova.image import glance
-        from nova.virt.docker import images
+        from nova_docker_vmct import images
         calls = []
 
         class FakeImageAPI(object):

@@ -1,7 +1,7 @@
 import os_resource_classes as orc
 import testtools
 
-from nova.virt.docker import hostinfo
+from nova_docker_vmct import hostinfo
 
 
 class TestHostinfo(testtools.TestCase):

@@ -1,7 +1,7 @@
 import testtools
 
-from nova.virt.docker import network
-from nova.virt.docker import vif as vif_plan
+from nova_docker_vmct import network
+from nova_docker_vmct import vif as vif_plan
 
 from tests import helpers
 

@@ -1,6 +1,6 @@
 import testtools
 
-from nova.virt.docker import vif as vif_plan
+from nova_docker_vmct import vif as vif_plan
 
 from tests import helpers
 

@@ -96,7 +96,10 @@ pip_source_hash() {
         | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)
 }
 
-# The computes' drivers (compute_NAME_pip) into the AIO venv, again whenever their source changed.
+# The computes' drivers (compute_NAME_pip) into the AIO venv, again whenever their source changed,
+# through the tree's tools/install-driver (the devstack plugin's too): pip with the driver's
+# dependencies and the AIO constraints, the installed nova (wheel or editable) pinned, then a
+# check that nova still imports and loads the driver.
 install_compute_pip() {
     local c src stamp
     for c in $(enabled_computes); do
@@ -104,9 +107,10 @@ install_compute_pip() {
         [ -n "$src" ] || continue
         stamp=$(pip_source_hash "$src")
         [ "$(cat "$VENV/.vmct-stamp-$c" 2>/dev/null)" = "$stamp" ] && continue
-        log "pip install $src into $VENV"
-        "$VENV/bin/pip" install -q -c "$AIO_TOOLS/constraints.txt" "$src" >>"$S/logs/pip.log" 2>&1 \
-            || die "pip install $src failed, see $S/logs/pip.log"
+        log "install $src into $VENV (tools/install-driver)"
+        "$src/tools/install-driver" --python "$VENV/bin/python" \
+            --constraints "$AIO_TOOLS/constraints.txt" --quiet >>"$S/logs/pip.log" 2>&1 \
+            || die "$src/tools/install-driver failed, see $S/logs/pip.log"
         echo "$stamp" > "$VENV/.vmct-stamp-$c"
     done
 }
