@@ -6,7 +6,7 @@
 A hypervisor of type ``docker`` (the Docker driver in nova-docker/) belongs to
 the ``docker`` kind, one of type ``QEMU`` or ``KVM`` (libvirt) to the ``kvm``
 kind; each kind has an aggregate named after its availability zone
-(``VMCT_DOCKER_AZ`` and ``VMCT_KVM_AZ`` in devstack/lib/vmct-values, or in the
+(``VMCT_DOCKER_AZ`` and ``VMCT_KVM_AZ`` in tools/vmct-values, or in the
 environment, which wins: local.conf may override them). Hosts of
 other hypervisor types are left alone. Idempotent.
 
@@ -22,33 +22,18 @@ Credentials: openstacksdk's ``OS_CLOUD`` (devstack's ``devstack-admin``) or the
 
 import argparse
 import os
-import shlex
 import sys
 import time
 
 KIND_BY_HYPERVISOR_TYPE = {"docker": "docker", "qemu": "kvm", "kvm": "kvm"}
 AZ_VALUES = {"kvm": "VMCT_KVM_AZ", "docker": "VMCT_DOCKER_AZ"}
-DEFAULT_VALUES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                              os.pardir, "lib", "vmct-values")
+# tools/vmct_values.py of this repository reads the shared values file
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, os.pardir, "tools"))
+import vmct_values  # noqa: E402
 
-
-def read_values(path):
-    """The NAME=VALUE assignments of a vmct-values file as a dict."""
-    values = {}
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            words = shlex.split(line, comments=True)
-            if not words:
-                continue
-            name, sep, value = words[0].partition("=")
-            if len(words) != 1 or not sep or not name.isidentifier():
-                raise ValueError("%s:%d: expected NAME=VALUE, got %r"
-                                 % (path, number, line.strip()))
-            if "$" in value or "`" in value:
-                # bash would expand it, Python would not: the file must mean one thing
-                raise ValueError("%s:%d: no expansions allowed in %s" % (path, number, name))
-            values[name] = value
-    return values
+DEFAULT_VALUES = vmct_values.VALUES
+read_values = vmct_values.read_values
 
 
 def zone_values(path, environ):

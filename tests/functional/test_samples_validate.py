@@ -10,9 +10,8 @@ seeded with the images and flavors the example args files name. A Rally env
 
 Each sample is validated with every args file in ``samples/tasks/args`` whose
 first comment names it (``# Task arguments for samples/tasks/<name>.yaml`` or
-``samples/tasks/{a,b}.yaml``); a sample whose arguments are generated at run
-time (demo.yaml: tools/aio/write-task-args) gets them from :data:`GENERATED_ARGS`;
-any other sample is validated without arguments. Bad arguments must be rejected
+``samples/tasks/{a,b}.yaml``), and with the file the all-in-one cloud and devstack's
+plugin generate (tools/task_args.py, the one writer both call). Bad arguments must be rejected
 with the argument's name.
 """
 
@@ -21,6 +20,10 @@ import http.server
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 
 import testtools
@@ -32,32 +35,31 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SAMPLES = os.path.join(ROOT, "samples", "tasks")
 ARGS = os.path.join(SAMPLES, "args")
 VALID = "Input Task is valid :)"
-# Arguments of samples that no file in samples/tasks/args describes, shaped like
-# what generates them (tools/aio/write-task-args for the all-in-one cloud).
+# Every sample is also validated with the arguments the all-in-one cloud and devstack's plugin
+# write (the one writer, tools/task_args.py), plus the bare-metal baseline tools/native-target
+# prints (demo.yaml, native.yaml).
+TASK_ARGS = os.path.join(ROOT, "tools", "task_args.py")
 NET_ID = "4528a7f8-5207-4117-9ffa-f6846284804c"
 NATIVE_HOST = {"host": "127.0.0.1", "port": 22822, "user": "root", "key_file": "/k/id_ed25519"}
-GENERATED_ARGS = {
-    "demo.yaml": {
-        "instance_kinds": {"kvm": {"image": "cirros", "flavor": "m1.tiny",
-                                   "availability_zone": "qemu"},
-                           "docker": {"image": "cirros", "flavor": "m1.tiny",
-                                      "availability_zone": "docker"}},
-        "network": "vmct-net", "network_id": NET_ID,
-        "ssh_user": "root", "proxy_command": "tools/aio/proxy-command %h %p",
-        "access_namespace": "vmct-access",
-        "kinds": [{"name": name, "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
-                   "availability_zone": name, "ssh_user": "root"}
-                  for name in ("kvm", "docker")],
-        "boot_args": {"nics": [{"net-id": NET_ID}]},
-        "contexts": {"users": {"tenants": 1, "users_per_tenant": 1}, "keypair": {},
-                     "allow_ssh": None},
-        "soft_reboot_fallback_seconds": 20,
-        # tools/native-target up
-        "native": {"kind": "native", "host": NATIVE_HOST,
-                   "netperf_peer": {"host": "127.0.0.1", "control_port": 22865,
-                                    "data_port": 22866, "listen": "127.0.0.1",
-                                    "ssh": NATIVE_HOST}}},
+NATIVE = {
+    "native": {"kind": "native", "host": NATIVE_HOST,
+               "netperf_peer": {"host": "127.0.0.1", "control_port": 22865,
+                                "data_port": 22866, "listen": "127.0.0.1", "ssh": NATIVE_HOST}},
+    "native_hosts": [NATIVE_HOST],
 }
+
+
+def write_generated_args(path):
+    """tools/task_args.py's file for a cloud with both kinds, with the native baseline."""
+    subprocess.run([sys.executable, TASK_ARGS, "--out", path, "--network-id", NET_ID,
+                    "--proxy-command", "tools/aio/proxy-command %h %p",
+                    "--access-namespace", "vmct-access", "--kind", "kvm", "--kind", "docker"],
+                   check=True, capture_output=True)
+    with open(path) as f:
+        args = yaml.safe_load(f)
+    args.update(NATIVE)
+    with open(path, "w") as f:
+        yaml.safe_dump(args, f)
 
 
 def sample_args():
@@ -188,6 +190,11 @@ class SamplesValidateTestCase(testtools.TestCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.pairs = sample_args()
+        cls.tmp = tempfile.mkdtemp()
+        cls.generated = os.path.join(cls.tmp, "generated-args.yaml")
+        write_generated_args(cls.generated)
+        for files in cls.pairs.values():
+            files.append(cls.generated)
         images, flavors = resource_names(
             [f for files in cls.pairs.values() for f in files])
         cls.cloud = FakeOpenStack(images, flavors)
@@ -199,6 +206,7 @@ class SamplesValidateTestCase(testtools.TestCase):
         cls.cloud.shutdown()
         cls.cloud.server_close()
         cls.thread.join(10)
+        shutil.rmtree(cls.tmp)
         super().tearDownClass()
 
     def setUp(self):
@@ -232,13 +240,7 @@ class SamplesValidateTestCase(testtools.TestCase):
         self.assertIn(os.path.join(SAMPLES, "lifecycle.yaml"), self.pairs)
         checked = []
         for sample, args_files in self.pairs.items():
-            generated = GENERATED_ARGS.get(os.path.basename(sample))
-            if generated is not None and not args_files:
-                args_file = os.path.join(self.home.path, "generated-args.yaml")
-                with open(args_file, "w") as f:
-                    yaml.safe_dump(generated, f)
-                args_files = [args_file]
-            for args_file in args_files or [None]:
+            for args_file in args_files:
                 proc = self.validate(sample, args_file)
                 self.assertIn(VALID, proc.stdout, "%s with %s" % (sample, args_file))
                 checked.append((os.path.basename(sample),
@@ -247,6 +249,9 @@ class SamplesValidateTestCase(testtools.TestCase):
             self.assertIn((sample, "example-cloud.yaml"), checked)
             self.assertIn((sample, "example-quick.yaml"), checked)
         self.assertIn(("benchmark.yaml", "benchmark-quick.yaml"), checked)
+        # what the AIO and devstack write serves every sample
+        for sample in self.pairs:
+            self.assertIn((os.path.basename(sample), "generated-args.yaml"), checked)
         # the semantic stage really asked the cloud for the kinds' images and flavors
         self.assertIn("GET /compute/v2.1/flavors/detail", self.cloud.requests)
         self.assertTrue(any(r.startswith("GET /image/v2/images?") for r in self.cloud.requests))

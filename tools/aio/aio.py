@@ -2,7 +2,7 @@
 
 Run with the AIO venv python and the admin credentials in the environment (admin-openrc):
   identity                      service project, users, roles, services, endpoints
-  resources                     flavor vmct.tiny, shared flat network vmct-net (+ subnet)
+  resources                     flavor, shared flat network (+ subnet): tools/vmct-values
   compute-up HOST               exit 0 when nova-compute on HOST reports up
   agent-alive HOST TYPE         exit 0 when the neutron agent TYPE on HOST is alive
   aggregate AZ HOST             aggregate AZ with availability zone AZ holding HOST
@@ -28,10 +28,16 @@ import time
 
 import openstack
 
-NET_NAME = "vmct-net"
-NET_CIDR = "10.77.0.0/24"
-POOL = ("10.77.0.100", "10.77.0.250")
-FLAVORS = {"vmct.tiny": dict(ram=256, vcpus=1, disk=1)}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+import vmct_values  # noqa: E402  (tools/vmct_values.py: the names devstack uses too)
+
+VALUES = vmct_values.read_values()
+NET_NAME = VALUES["VMCT_NET_NAME"]
+NET_CIDR = VALUES["VMCT_NET_CIDR"]
+POOL = (VALUES["VMCT_NET_POOL_START"], VALUES["VMCT_NET_POOL_END"])
+FLAVORS = {VALUES["VMCT_FLAVOR_NAME"]: dict(ram=int(VALUES["VMCT_FLAVOR_RAM"]),
+                                            vcpus=int(VALUES["VMCT_FLAVOR_VCPUS"]),
+                                            disk=int(VALUES["VMCT_FLAVOR_DISK"]))}
 SERVICES = (  # name, type, url, service user
     ("placement", "placement", "http://127.0.0.1:8778", "placement"),
     ("glance", "image", "http://127.0.0.1:9292", "glance"),

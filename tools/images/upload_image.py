@@ -1,10 +1,12 @@
-"""Upload the vmct QEMU guest to Glance (AIO venv python, admin credentials in the environment).
+"""Upload the vmct QEMU guest to Glance (a Python with openstacksdk, admin credentials in the
+environment: the AIO's admin-openrc, or OS_CLOUD=devstack-admin in devstack's plugin).
 
   upload_image.py DIR      DIR holds vmlinuz, initrd.img, disk.qcow2, build-id (qemu_guest.py)
 
-Three public images: vmct-qemu-kernel (aki), vmct-qemu-initrd (ari) and vmct-qemu-guest (qcow2,
-a small empty disk) whose kernel_id/ramdisk_id make libvirt boot the kernel directly, and whose
-img_hv_type=qemu keeps it on libvirt/QEMU computes (ImagePropertiesFilter). hw_cdrom_bus=scsi
+Three public images named in tools/vmct-values: the kernel (aki), the initramfs (ari) and the
+guest (qcow2, a small empty disk) whose kernel_id/ramdisk_id make libvirt boot the kernel
+directly, and whose img_hv_type=qemu keeps it on libvirt/QEMU computes (ImagePropertiesFilter),
+with the other properties of VMCT_QEMU_IMAGE_PROPERTIES. hw_cdrom_bus=scsi
 with a virtio-scsi controller: the cloud kernel has no AHCI driver for q35's SATA CD-ROM, which
 is where the config drive (SSH key) would otherwise go. Nothing is done when the images of the
 same build are already there; images of another build are replaced.
@@ -15,16 +17,19 @@ import sys
 
 import openstack
 
-NAMES = ("vmct-qemu-guest", "vmct-qemu-kernel", "vmct-qemu-initrd")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+import vmct_values  # noqa: E402
+
+V = vmct_values.effective_values()
+NAMES = (V["VMCT_QEMU_IMAGE"], V["VMCT_QEMU_KERNEL_IMAGE"], V["VMCT_QEMU_RAMDISK_IMAGE"])
+PROPERTIES = dict(p.split("=", 1) for p in V["VMCT_QEMU_IMAGE_PROPERTIES"].split())
 
 
 def main(d):
     with open(os.path.join(d, "build-id")) as f:
         build = f.read().strip()
-    conn = openstack.connect(
-        auth_url=os.environ["OS_AUTH_URL"], username=os.environ["OS_USERNAME"],
-        password=os.environ["OS_PASSWORD"], project_name=os.environ["OS_PROJECT_NAME"],
-        user_domain_name="Default", project_domain_name="Default", region_name="RegionOne")
+    # OS_CLOUD (a clouds.yaml entry) or the OS_* variables
+    conn = openstack.connect(cloud=os.environ.get("OS_CLOUD") or None)
     img = conn.image
     existing = [i for i in img.images() if i.name in NAMES]
     guest = [i for i in existing if i.name == NAMES[0]]
@@ -41,12 +46,11 @@ def main(d):
             container_format=fmt if fmt in ("aki", "ari") else "bare", visibility="public",
             wait=True, vmct_build=build, **props)
 
-    k = upload("vmct-qemu-kernel", "aki", "vmlinuz")
-    r = upload("vmct-qemu-initrd", "ari", "initrd.img")
-    g = upload("vmct-qemu-guest", "qcow2", "disk.qcow2", kernel_id=k.id, ramdisk_id=r.id,
-               os_command_line="console=ttyS0 loglevel=3", img_hv_type="qemu",
-               hw_cdrom_bus="scsi", hw_scsi_model="virtio-scsi", os_type="linux")
-    print("[build-qemu-guest] uploaded build %s: vmct-qemu-guest %s" % (build, g.id))
+    k = upload(NAMES[1], "aki", "vmlinuz")
+    r = upload(NAMES[2], "ari", "initrd.img")
+    g = upload(NAMES[0], "qcow2", "disk.qcow2", kernel_id=k.id, ramdisk_id=r.id,
+               os_command_line=V["VMCT_QEMU_COMMAND_LINE"], **PROPERTIES)
+    print("[build-qemu-guest] uploaded build %s: %s %s" % (build, NAMES[0], g.id))
     return 0
 
 

@@ -3,6 +3,7 @@
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 
 import fixtures
@@ -16,10 +17,14 @@ STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "devstack-stubs
 SINGLE_NODE = "key,g-api,n-api,n-cpu,n-sch,n-cond,q-svc,q-agt,q-dhcp,placement-api,vmct-docker"
 DOCKER_ONLY_NODE = "n-cpu,q-agt,vmct-docker"
 
-# Executables devstack would find in NOVA_BIN_DIR: they record their argv like the stubs.
+# Executables devstack would find in NOVA_BIN_DIR: they record their argv like the stubs. The
+# task-args writer (tools/task_args.py) really runs, so the tests read the file it writes.
 BIN_STUB = """#!/bin/bash
 out=$(printf '%q ' "$(basename "$0")" "$@")
 echo "$out" >> "$STUB_LOG"
+if [[ "$(basename "$0")" == python3 && "$1" == */tools/task_args.py ]]; then
+    exec "$VMCT_REAL_PYTHON" "$@" >/dev/null
+fi
 """
 
 
@@ -67,7 +72,7 @@ class PluginTestCase(testtools.TestCase):
             "NOVA_CONF_DIR": "/etc/nova", "NOVA_CONF": "/etc/nova/nova.conf",
             "NOVA_CPU_CONF": "/etc/nova/nova-cpu.conf", "NOVA_BIN_DIR": self.bin,
             "VIRT_DRIVER": "libvirt",
-            "Q_AGENT": "openvswitch",
+            "Q_AGENT": "openvswitch", "VMCT_REAL_PYTHON": sys.executable,
         }
         env.update({k: str(v) for k, v in extra.items()})
         return env

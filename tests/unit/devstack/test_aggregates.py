@@ -9,7 +9,7 @@ import testtools
 
 from tests.unit.devstack import base
 
-VALUES = os.path.join(base.DEVSTACK, "lib", "vmct-values")
+VALUES = os.path.join(base.ROOT, "tools", "vmct-values")
 _spec = importlib.util.spec_from_file_location(
     "vmct_aggregates", os.path.join(base.DEVSTACK, "tools", "vmct_aggregates.py"))
 agg = importlib.util.module_from_spec(_spec)

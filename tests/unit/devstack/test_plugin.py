@@ -6,8 +6,9 @@ import yaml
 
 from tests.unit.devstack import base
 
-VALUES = os.path.join(base.DEVSTACK, "lib", "vmct-values")
+VALUES = os.path.join(base.ROOT, "tools", "vmct-values")
 ROOT = base.ROOT
+INSTALL_DRIVER = os.path.join(ROOT, "nova-docker", "tools", "install-driver")
 
 
 class SettingsTestCase(base.PluginTestCase):
@@ -57,9 +58,9 @@ class InstallTestCase(base.PluginTestCase):
         self.assertRan(r)
         self.assertInOrder(r, ("echo_summary", "Installing rally-vmct"),
                            ("setup_develop", ROOT),
-                           ("install_package", "netcat-openbsd"),
-                           ("install_package", "cpio", "binutils", "kmod", "qemu-utils",
-                            "xz-utils"))
+                           ("install_package", "netcat-openbsd"))
+        # the image builders install their own packages (tools/vmct-apt)
+        self.assertEqual([["netcat-openbsd"]], r.named("install_package"))
         flat = [" ".join(c) for c in r.calls]
         self.assertFalse([c for c in flat if "docker" in c], flat)
 
@@ -67,20 +68,27 @@ class InstallTestCase(base.PluginTestCase):
         r = self.run_plugin("stack", "install")
         self.assertRan(r)
         self.assertInOrder(r, ("setup_develop", ROOT),
-                           ("install_package", "debootstrap"),
                            ("install_package", "docker.io"),
                            ("sudo", os.path.join(ROOT, "tools", "docker", "ensure-dockerd")),
                            ("add_user_to_group", "stack", "docker"),
                            ("echo_summary", "Installing the Docker engine and compute driver"),
-                           ("pip_install", "--no-deps", os.path.join(ROOT, "nova-docker")),
-                           ("pip_install", "docker"))
+                           # in the python nova is installed in; pip resolves the driver's
+                           # dependencies with nova pinned (no REQUIREMENTS_DIR here)
+                           ("python3", INSTALL_DRIVER))
+        self.assertIn(["python3", INSTALL_DRIVER], r.calls)
+        self.assertEqual([], r.named("pip_install"))
 
     def test_docker_only_compute_node_installs_no_rally_vmct(self):
+        requirements = os.path.join(self.tmp, "requirements")
+        os.makedirs(requirements)
+        open(os.path.join(requirements, "upper-constraints.txt"), "w").close()
         r = self.run_plugin("stack", "install", services=base.DOCKER_ONLY_NODE,
-                            VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn")
+                            VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn",
+                            REQUIREMENTS_DIR=requirements)
         self.assertRan(r)
         self.assertEqual([], r.named("setup_develop"))
-        self.assertIn(["--no-deps", os.path.join(ROOT, "nova-docker")], r.named("pip_install"))
+        self.assertIn([INSTALL_DRIVER, "--constraints",
+                       os.path.join(requirements, "upper-constraints.txt")], r.named("python3"))
 
     def test_prebuilt_images_need_no_build_tools(self):
         r = self.run_plugin("stack", "install", VMCT_QEMU_GUEST_DIR=self.make_qemu_guest(),
@@ -202,22 +210,7 @@ class ExtraTestCase(base.PluginTestCase):
             os_ + ("subnet", "create", "--network", "vmct-net", "--subnet-range",
                    "10.77.0.0/24", "--gateway", "none", "--dhcp", "--allocation-pool",
                    "start=10.77.0.100,end=10.77.0.250", "vmct-net-subnet"),
-            os_ + ("image", "create", "--public", "--container-format", "aki",
-                   "--disk-format", "aki", "--file", guest + "/vmlinuz",
-                   "--property", "vmct_build=b123", "-f", "value", "-c", "id",
-                   "vmct-qemu-kernel"),
-            os_ + ("image", "create", "--public", "--container-format", "ari",
-                   "--disk-format", "ari", "--file", guest + "/initrd.img",
-                   "--property", "vmct_build=b123", "-f", "value", "-c", "id",
-                   "vmct-qemu-initrd"),
-            os_ + ("image", "create", "--public", "--container-format", "bare",
-                   "--disk-format", "qcow2", "--file", guest + "/disk.qcow2",
-                   "--property", "kernel_id=id-of-vmct-qemu-kernel",
-                   "--property", "ramdisk_id=id-of-vmct-qemu-initrd",
-                   "--property", "os_command_line=console=ttyS0 loglevel=3",
-                   "--property", "img_hv_type=qemu", "--property", "hw_cdrom_bus=scsi",
-                   "--property", "hw_scsi_model=virtio-scsi", "--property", "os_type=linux",
-                   "--property", "vmct_build=b123", "vmct-qemu-guest"),
+            ("python3", os.path.join(ROOT, "tools", "images", "upload_image.py"), guest),
             os_ + ("image", "create", "--public", "--container-format", "docker",
                    "--disk-format", "raw", "--file", tar,
                    "--property", "img_hv_type=docker", "--property", "hw_architecture=x86_64",
@@ -232,18 +225,24 @@ class ExtraTestCase(base.PluginTestCase):
         )
         self.assertEqual(1, len(r.named("run_process")))
         # no image was built: prebuilt ones were given
-        self.assertEqual([], [c for c in r.named("sudo") if "build" in " ".join(c)
-                              or "qemu_guest.py" in " ".join(c)])
+        self.assertEqual([], [c for c in r.named("sudo") if "build" in " ".join(c)])
         args = self.task_args()
         proxy = os.path.join(self.data, "vmct", "proxy-command")
+        kinds = [("kvm", "vmct-qemu-guest", "qemu"), ("docker", "vmct-workload-docker", "docker")]
+        # every argument of every sample (the writer the AIO uses: tools/task_args.py)
         self.assertEqual({
             "instance_kinds": {
-                "kvm": {"image": "vmct-qemu-guest", "flavor": "vmct.tiny",
-                        "availability_zone": "qemu"},
-                "docker": {"image": "vmct-workload-docker", "flavor": "vmct.tiny",
-                           "availability_zone": "docker"}},
+                name: {"image": image, "flavor": "vmct.tiny", "availability_zone": zone}
+                for name, image, zone in kinds},
             "network": "vmct-net", "network_id": "id-of-vmct-net", "ssh_user": "root",
             "proxy_command": proxy + " %h %p", "access_namespace": "qdhcp-id-of-vmct-net",
+            "kinds": [{"name": name, "image": {"name": image}, "flavor": {"name": "vmct.tiny"},
+                       "availability_zone": zone, "ssh_user": "root"}
+                      for name, image, zone in kinds],
+            "boot_args": {"nics": [{"net-id": "id-of-vmct-net"}]},
+            "contexts": {"users": {"tenants": 1, "users_per_tenant": 1}, "keypair": {},
+                         "allow_ssh": None},
+            "soft_reboot_fallback_seconds": 20,
         }, args)
         self.assertTrue(os.access(proxy, os.X_OK))
         with open(proxy) as f:
@@ -257,8 +256,8 @@ class ExtraTestCase(base.PluginTestCase):
         # the builders (run through sudo) leave their outputs where asked
         prelude = r'''
 function stub_sudo_hook {
-    if [[ "$2" == *qemu_guest.py ]]; then
-        mkdir -p "$3"; for f in vmlinuz initrd.img disk.qcow2; do echo x > "$3/$f"; done
+    if [[ "$1" == */tools/images/build-qemu-guest ]]; then
+        mkdir -p "$3"; for f in vmlinuz initrd.img disk.qcow2 build-id; do echo x > "$3/$f"; done
     elif [[ "$1" == */tools/images/docker/build ]]; then
         echo x > "$5"
     fi
@@ -267,10 +266,9 @@ function stub_sudo_hook {
         self.assertRan(r)
         self.assertInOrder(
             r,
-            ("sudo", "python3", os.path.join(ROOT, "tools", "images", "qemu_guest.py"),
-             guest, os.path.join(data, "images", "cache")),
-            ("openstack", "--os-cloud", "devstack-admin", "--os-region-name", "RegionOne",
-             "image", "create", "--public", "--container-format", "aki"),
+            ("sudo", os.path.join(ROOT, "tools", "images", "build-qemu-guest"), "--out", guest,
+             "--cache", os.path.join(data, "images", "cache")),
+            ("python3", os.path.join(ROOT, "tools", "images", "upload_image.py"), guest),
             ("sudo", os.path.join(ROOT, "tools", "images", "docker", "build"),
              "--tag", "vmct-workload:latest", "--save", tar,
              "--cache-dir", os.path.join(data, "images", "docker")),
@@ -324,7 +322,8 @@ function stub_sudo_hook {
     def test_kvm_only(self):
         r = self.run_extra(services="key,n-api,n-cpu")
         self.assertRan(r)
-        self.assertEqual(["--timeout", "300", "--expect", "kvm=1"], r.named("python3")[0][3:])
+        aggregates = [c for c in r.named("python3") if c[0].endswith("vmct_aggregates.py")]
+        self.assertEqual(["--timeout", "300", "--expect", "kvm=1"], aggregates[0][3:])
         self.assertEqual(["kvm"], list(self.task_args()["instance_kinds"]))
         self.assertFalse([c for c in r.named("openstack") if "vmct-workload-docker" in c])
 

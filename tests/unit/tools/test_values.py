@@ -1,42 +1,36 @@
-"""devstack/lib/vmct-values: readable by bash and Python alike, and the same values the
-all-in-one cloud (tools/aio) uses."""
+"""tools/vmct-values: readable by bash and Python alike, and what the all-in-one cloud, the
+devstack plugin and the task-args writer all read."""
 
-import ast
 import os
-import re
 import subprocess
 
+import fixtures
 import testtools
 
-from tests.unit.devstack import base
-from tests.unit.devstack import test_aggregates
+from tests.unit import tools
 
-VALUES = os.path.join(base.DEVSTACK, "lib", "vmct-values")
-AIO = os.path.join(base.ROOT, "tools", "aio")
+values_mod = tools.load("vmct_values", os.path.join(tools.TOOLS, "vmct_values.py"))
+VALUES = values_mod.VALUES
+
+
+def bash(script, *args):
+    return subprocess.run(["bash", "-c", script, "-", *args], capture_output=True, text=True,
+                          check=True, env={"PATH": os.environ["PATH"]}).stdout
 
 
 def bash_values():
-    out = subprocess.run(
-        ["bash", "-c", 'set -u; source "$1"; for v in ${!VMCT_*}; do printf "%s=%s\\0" '
-         '"$v" "${!v}"; done', "-", VALUES],
-        capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]}).stdout
+    out = bash('set -u; source "$1"; for v in ${!VMCT_*}; do printf "%s=%s\\0" "$v" "${!v}"; '
+               'done', VALUES)
     return dict(item.split("=", 1) for item in out.split("\0") if item)
-
-
-def literal(node):
-    """ast.literal_eval that also takes dict(key=value, ...)."""
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "dict" and not node.args):
-        return {k.arg: literal(k.value) for k in node.keywords}
-    if isinstance(node, ast.Dict):
-        return {literal(k): literal(v) for k, v in zip(node.keys, node.values)}
-    return ast.literal_eval(node)
 
 
 class ValuesTestCase(testtools.TestCase):
 
+    def test_the_file_lives_outside_devstack(self):
+        self.assertEqual(os.path.join(tools.TOOLS, "vmct-values"), VALUES)
+
     def test_bash_and_python_read_the_same(self):
-        py = test_aggregates.agg.read_values(VALUES)
+        py = values_mod.read_values(VALUES)
         self.assertEqual(bash_values(), py)
         self.assertEqual("img_hv_type=qemu hw_cdrom_bus=scsi hw_scsi_model=virtio-scsi "
                          "os_type=linux", py["VMCT_QEMU_IMAGE_PROPERTIES"])
@@ -47,13 +41,13 @@ class ValuesTestCase(testtools.TestCase):
                         VALUES], check=True)
 
     def test_python_reader_rejects_shell_code(self):
-        path = os.path.join(self.useFixture(__import__("fixtures").TempDir()).path, "v")
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, "v")
         for text, error in (("A=1\nexport B=2\n", ":2: expected NAME=VALUE"),
                             ("A=1\nB=$(date)\n", ":2: no expansions allowed in B"),
                             ("A='x y' # c\nB=`id`\n", ":2: no expansions allowed in B")):
             with open(path, "w") as f:
                 f.write(text)
-            e = self.assertRaises(ValueError, test_aggregates.agg.read_values, path)
+            e = self.assertRaises(ValueError, values_mod.read_values, path)
             self.assertIn(error, str(e))
 
     def test_no_expansions(self):
@@ -63,40 +57,35 @@ class ValuesTestCase(testtools.TestCase):
                     self.assertNotIn("$", line)
                     self.assertNotIn("`", line)
 
+    def test_environment_overrides_like_local_conf(self):
+        v = values_mod.effective_values(environ={"VMCT_KVM_AZ": "fast", "VMCT_NOT_IN_FILE": "x",
+                                                 "VMCT_FLAVOR_NAME": ""})
+        self.assertEqual("fast", v["VMCT_KVM_AZ"])
+        self.assertEqual("vmct.tiny", v["VMCT_FLAVOR_NAME"])  # empty: the file's value
+        self.assertNotIn("VMCT_NOT_IN_FILE", v)
 
-class SameAsAioTestCase(testtools.TestCase):
-    """Until tools/aio reads lib/vmct-values, its copies must agree with it."""
 
-    def setUp(self):
-        super().setUp()
-        self.values = test_aggregates.agg.read_values(VALUES)
+class AioReadsTheValuesTestCase(testtools.TestCase):
+    """tools/aio takes its names from the shared file (no copies to keep in step)."""
 
-    def aio_source(self, name):
-        with open(os.path.join(AIO, name)) as f:
-            return f.read()
+    def aio(self, expression):
+        script = ('source "$1/tools/aio/lib/common.sh"; source "$1/tools/aio/lib/services.sh"; '
+                  'load_computes; ' + expression)
+        return bash(script, tools.ROOT).strip()
 
-    def test_flavor_and_network(self):
-        src = self.aio_source("aio.py")
-        if "vmct-values" in src:
-            return  # reads the shared file itself
-        names = ("NET_NAME", "NET_CIDR", "POOL", "FLAVORS")
-        consts = {t.id: literal(node.value) for node in ast.parse(src).body
-                  if isinstance(node, ast.Assign) for t in node.targets
-                  if isinstance(t, ast.Name) and t.id in names}
-        v = self.values
-        self.assertEqual(v["VMCT_NET_NAME"], consts["NET_NAME"])
-        self.assertEqual(v["VMCT_NET_CIDR"], consts["NET_CIDR"])
-        self.assertEqual((v["VMCT_NET_POOL_START"], v["VMCT_NET_POOL_END"]), consts["POOL"])
-        self.assertEqual({v["VMCT_FLAVOR_NAME"]: dict(
-            ram=int(v["VMCT_FLAVOR_RAM"]), vcpus=int(v["VMCT_FLAVOR_VCPUS"]),
-            disk=int(v["VMCT_FLAVOR_DISK"]))}, consts["FLAVORS"])
+    def test_compute_kinds_and_network(self):
+        v = values_mod.read_values(VALUES)
+        self.assertEqual(v["VMCT_KVM_AZ"], self.aio("compute_var qemu az"))
+        self.assertEqual(v["VMCT_QEMU_IMAGE"], self.aio("compute_var qemu image"))
+        self.assertEqual(v["VMCT_FLAVOR_NAME"], self.aio("compute_var qemu flavor"))
+        self.assertEqual(v["VMCT_DOCKER_AZ"], self.aio("compute_var docker az"))
+        self.assertEqual(v["VMCT_DOCKER_IMAGE"], self.aio("compute_var docker image"))
+        self.assertEqual("%s %s" % (v["VMCT_NET_NAME"], v["VMCT_NET_CIDR"]),
+                         self.aio('echo "$NET_NAME $NET_CIDR"'))
 
-    def test_qemu_compute(self):
-        src = self.aio_source(os.path.join("computes.d", "10-qemu.sh"))
-        if "vmct-values" in src:
-            return
-        self.assertIn("compute_qemu_az=%s\n" % self.values["VMCT_KVM_AZ"], src)
-        self.assertEqual(self.values["VMCT_LIBVIRT_WAIT_SOFT_REBOOT_SECONDS"],
-                         re.search(r"wait_soft_reboot_seconds = (\d+)", src).group(1))
-        self.assertIn("force_config_drive = %s" % self.values["VMCT_FORCE_CONFIG_DRIVE"].lower(),
-                      src)
+    def test_qemu_compute_options(self):
+        conf = self.aio("compute_qemu_overlay")
+        v = values_mod.read_values(VALUES)
+        self.assertIn("wait_soft_reboot_seconds = %s"
+                      % v["VMCT_LIBVIRT_WAIT_SOFT_REBOOT_SECONDS"], conf)
+        self.assertIn("force_config_drive = %s" % v["VMCT_FORCE_CONFIG_DRIVE"], conf)

@@ -3,11 +3,11 @@
 # /dev/kvm only runs special PVM guest kernels). Set VMCT_AIO_VIRT_TYPE=kvm where KVM works.
 COMPUTES+=(qemu)
 compute_qemu_host=$AIO_HOST            # shares the main OVS agent
-compute_qemu_az=qemu
+compute_qemu_az=$VMCT_KVM_AZ
 compute_qemu_kind=kvm
 compute_qemu_about="libvirt compute, QEMU TCG here (no usable KVM on this machine)"
-compute_qemu_image=vmct-qemu-guest
-compute_qemu_flavor=vmct.tiny
+compute_qemu_image=$VMCT_QEMU_IMAGE
+compute_qemu_flavor=$VMCT_FLAVOR_NAME
 compute_qemu_enabled() { [ "${VMCT_AIO_QEMU:-1}" = 1 ]; }
 compute_qemu_prepare() { start_libvirt; }
 compute_qemu_images() { "$VMCT_ROOT/tools/images/build-qemu-guest" --upload; }
@@ -18,7 +18,7 @@ compute_driver = libvirt.LibvirtDriver
 vif_plugging_is_fatal = true
 vif_plugging_timeout = 120
 # the guest reads its SSH key from the config drive (no metadata service in the AIO)
-force_config_drive = true
+force_config_drive = $VMCT_FORCE_CONFIG_DRIVE
 config_drive_format = iso9660
 mkisofs_cmd = genisoimage
 [libvirt]
@@ -27,6 +27,6 @@ cpu_mode = none
 connection_uri = $LIBVIRT_URI
 # soft reboot = ACPI shutdown, then a hard reboot after this many seconds; our guest handles
 # ACPI in about a second, so a short timeout only shortens the fallback for guests that do not
-wait_soft_reboot_seconds = 20
+wait_soft_reboot_seconds = $VMCT_LIBVIRT_WAIT_SOFT_REBOOT_SECONDS
 EOF
 }

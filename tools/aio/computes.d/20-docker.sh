@@ -3,9 +3,7 @@
 # are containers of the workload image (sshd + sysbench + netperf). Its own host, so its own OVS
 # agent and integration bridge br-int-docker (patched to br-ex like every other host).
 # VMCT_AIO_DOCKER=0 leaves it out (no docker.io, no image, no docker kind in task-args.yaml).
-# Names, zone, image properties and the soft reboot timeout: devstack/lib/vmct-values.
-# shellcheck disable=SC1091
-. "$VMCT_ROOT/devstack/lib/vmct-values"
+# Names, zone, image properties and the soft reboot timeout: tools/vmct-values (lib/common.sh).
 COMPUTES+=(docker)
 compute_docker_host=vmct-aio-docker
 compute_docker_az=$VMCT_DOCKER_AZ

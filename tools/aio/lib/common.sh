@@ -8,8 +8,11 @@ S=$VMCT_AIO_DIR
 VENV=$S/venv
 AIO_HOST=vmct-aio                  # neutron host (DHCP agent + main OVS agent)
 ACCESS_NS=vmct-access              # the only place instance addresses are reachable from
-NET_NAME=vmct-net                  # shared flat provider network for instances
-NET_CIDR=10.77.0.0/24
+# names shared with devstack and the task-args writer (flavor, network, zones, images)
+# shellcheck source=tools/vmct-values
+. "$VMCT_ROOT/tools/vmct-values"
+NET_NAME=$VMCT_NET_NAME            # shared flat provider network for instances
+NET_CIDR=$VMCT_NET_CIDR
 ACCESS_IP=10.77.0.2                # outside the Neutron allocation pool (.100-.250)
 LIBVIRT_URI=qemu:///system
 export PATH=$S/bin:$VENV/bin:/usr/local/sbin:/usr/sbin:/sbin:$PATH

@@ -1,0 +1,71 @@
+"""The task args devstack's plugin writes validate every sample against the all-in-one cloud.
+
+The plugin's real function (``vmct_write_task_args`` in devstack/lib/vmct) runs in bash with
+devstack's own helpers stubbed (tests/unit/devstack/devstack-stubs.sh) and the real Python, for
+the AIO's instance network; then ``rally task validate`` (the demo's Rally, the AIO as its
+cloud) checks every file of samples/tasks with those args: syntax, platform and the semantic
+stage (images, flavors and zones the args name must exist in the cloud). The Zuul jobs run the
+samples with exactly this file. tools/test-stages/50-e2e leaves in $VMCT_E2E_DIR:
+  task-args.yaml     the AIO's args (for its network id)
+  rally              the demo's Rally wrapper (its own DB and the AIO env)
+  native-args.json   tools/native-target args (the bare-metal baseline of demo/native.yaml)
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+from tests.e2e import test_demo_task
+from tests.unit.devstack import base
+
+SAMPLES = sorted(glob.glob(os.path.join(base.ROOT, "samples", "tasks", "*.yaml")))
+VALID = "Input Task is valid :)"
+
+
+@test_demo_task.needs_e2e
+class DevstackArgsValidateTest(base.PluginTestCase):
+
+    def write_devstack_args(self, net_id):
+        """Run devstack/lib/vmct's vmct_write_task_args NET_ID; the file it wrote."""
+        os.symlink(sys.executable, os.path.join(self.bin, "python3"))  # the real one
+        script = "\n".join([
+            "set -o errexit",
+            'source "$1"', 'source "$2/settings"', 'mkdir -p "$VMCT_DATA_DIR"',
+            'vmct_write_task_args "$3"', 'echo "$VMCT_TASK_ARGS_FILE"'])
+        env = self.devstack_env(base.SINGLE_NODE, VMCT_KINDS="kvm docker")
+        proc = subprocess.run(["bash", "-c", script, "-", base.STUBS, base.DEVSTACK, net_id],
+                              env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        return proc.stdout.strip()
+
+    def setUp(self):
+        super().setUp()
+        os.unlink(os.path.join(self.bin, "python3"))
+        with open(os.path.join(test_demo_task.E2E_DIR, "task-args.yaml")) as f:
+            self.net_id = yaml.safe_load(f)["network_id"]
+        self.rally = test_demo_task.load("rally")
+        native = test_demo_task.load("native-args.json")
+        self.native = {"native": native["native"], "native_hosts": [native["native"]["host"]]}
+
+    def test_every_sample_validates_against_the_aio(self):
+        path = self.write_devstack_args(self.net_id)
+        with open(path) as f:
+            args = yaml.safe_load(f)
+        self.assertEqual(self.net_id, args["network_id"])
+        self.assertEqual(["kvm", "docker"], [k["name"] for k in args["kinds"]])
+        self.assertTrue(args["access_namespace"].startswith("qdhcp-"))
+        checked = []
+        for sample in SAMPLES:
+            argv = [self.rally, "task", "validate", sample, "--task-args-file", path]
+            if os.path.basename(sample) in ("demo.yaml", "native.yaml"):
+                argv += ["--task-args", json.dumps(self.native)]
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+            self.assertIn(VALID, proc.stdout, "%s:\n%s" % (sample, proc.stdout[-3000:]))
+            checked.append(os.path.basename(sample))
+        self.assertIn("lifecycle.yaml", checked)
+        self.assertIn("benchmark.yaml", checked)
+        self.assertIn("demo.yaml", checked)
