@@ -9,16 +9,20 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Descriptive statistics for benchmark samples, stdlib only.
+"""Descriptive statistics and two-sample comparisons for benchmark samples, stdlib only.
 
 Everything here answers ``None`` when a figure cannot be computed from the data
 (no samples, a single sample, a zero mean or baseline), never a made-up zero, and
-raises :class:`ValueError` naming the argument on bad input.
+raises :class:`ValueError` naming the argument on bad input. Nothing here needs
+scipy; the unit tests check every distribution function against scipy.stats.
 
 Methods
 -------
 * **SD** is the sample standard deviation (divisor ``n - 1``); ``None`` for n < 2.
-* **CV** is ``SD / |mean|``; ``None`` when SD is undefined or the mean is 0.
+* **CV** is ``SD / |mean|``; ``None`` when SD is undefined or the mean is 0. A CV
+  above :data:`HIGH_CV` (10 %) is flagged: run-to-run noise that large hides the
+  differences of a few percent this project compares, and says the runs should be
+  repeated or the machine quietened before the ratio is read.
 * **Percentiles** use linear interpolation between closest ranks: position
   ``k = (n - 1) * q`` in the sorted sample, value
   ``x[floor(k)] + (x[ceil(k)] - x[floor(k)]) * (k - floor(k))``. This is numpy's
@@ -27,23 +31,56 @@ Methods
 * **Confidence interval of the mean**: ``mean -/+ t(1 - alpha/2, n - 1) * SD / sqrt(n)``
   with the Student t quantile computed here (:func:`t_quantile`).
 * **Ratio of two means** ``R = mean_a / mean_b`` (a = candidate, b = baseline,
-  independent samples), uncertainty by the delta method::
+  independent samples, ``v_a = SD_a**2 / n_a`` and ``v_b = SD_b**2 / n_b`` the
+  squared standard errors of the means): **Fieller's interval**, the set of ratios
+  ``rho`` that a Welch t-test of ``mean_a - rho * mean_b = 0`` does not reject::
 
-      se_a = SD_a / sqrt(n_a)        se_b = SD_b / sqrt(n_b)
-      SE(R) = sqrt(se_a**2 + R**2 * se_b**2) / |mean_b|
-            (= |R| * sqrt((se_a/mean_a)**2 + (se_b/mean_b)**2) when mean_a != 0)
+      (mean_a - rho * mean_b)**2 <= t**2 * (v_a + rho**2 * v_b)
 
-  and the interval ``R -/+ t(1 - alpha/2, df) * SE(R)`` where ``df`` is the
-  Welch-Satterthwaite degrees of freedom of the two variance terms
-  ``v_a = se_a**2 / mean_b**2`` and ``v_b = R**2 * se_b**2 / mean_b**2``::
+  with ``t = t(1 - alpha/2, df)`` and ``df`` the Welch-Satterthwaite degrees of
+  freedom of ``v_a + R**2 * v_b`` (the ratio estimate plugged in, as in Tamhane &
+  Logan 2004 and R's ``mratios::ttestratio(var.equal=FALSE)``)::
 
-      df = (v_a + v_b)**2 / (v_a**2 / (n_a - 1) + v_b**2 / (n_b - 1))
+      df = (v_a + R**2 v_b)**2 / (v_a**2 / (n_a - 1) + (R**2 v_b)**2 / (n_b - 1))
 
-  The delta method is a first-order approximation: good while the baseline mean
-  is well away from zero relative to its standard error (``se_b / |mean_b|``
-  small, say < 0.1); the exporter shows that relative error so readers can judge.
+  Solving the quadratic ``A rho**2 - 2 B rho + C <= 0`` with
+  ``A = mean_b**2 - t**2 v_b``, ``B = mean_a mean_b``, ``C = mean_a**2 - t**2 v_a``:
+  when ``A > 0`` (the baseline mean is significantly different from 0) the interval
+  is ``(B -/+ sqrt(B**2 - A C)) / A``, always around R and never empty. When
+  ``A <= 0`` the set is the whole line or two half-lines: the data cannot bound the
+  ratio, and :func:`ratio` says so (bounds None, ``unbounded`` True) instead of
+  inventing finite bounds. When no value of either sample is negative the true
+  means are >= 0, so the ratio is too: the interval is intersected
+  with ``[0, inf)`` (still a valid confidence set) and its lower bound is never
+  negative. Why Fieller rather than the delta method (``R -/+ t * SE(R)``, which
+  gave ``x1.175 [-1.054, 3.404]`` for a ratio of positive means at N = 2) or a
+  log-ratio interval (``exp(log R -/+ t * SE(log R))``, always finite and positive):
+  Fieller is exact for normal means (up to the Welch df), it is not symmetric where
+  the ratio is not, and at small N with a noisy baseline it reports that no finite
+  interval exists, where the other two print a finite one that does not hold.
+  :data:`Ratio` still carries the delta-method SE ``sqrt(v_a + R**2 v_b) / |mean_b|``
+  as a plain-language spread figure; the interval does not use it.
+* **Tests of a difference** (two-sided, independent samples):
+
+  - :func:`mann_whitney`: the Mann-Whitney U test, the one the exporter marks
+    differences with (as Go's benchstat does): it needs no normality, and
+    benchmark timings are skewed with outliers (a reboot that falls back to hard).
+    U counts the (candidate, baseline) pairs where the candidate is larger, ties
+    counting 1/2. Exact p-value (the U distribution counted over all
+    ``C(n_a + n_b, n_a)`` orderings) when there are no ties and both N <=
+    :data:`MWU_EXACT_LIMIT` (50, benchstat's limit); else the normal approximation
+    with tie-corrected variance and continuity correction (scipy's ``asymptotic``).
+    A rank test has a smallest possible p-value, ``2 / C(n_a + n_b, n_a)``: 1/3 at
+    2 vs 2, 0.1 at 3 vs 3, 0.029 at 4 vs 4. ``min_p`` reports it, so a caller can
+    say "N too small for a significance test" instead of "no difference".
+  - :func:`welch_test`: Welch's t-test (unequal variances, Welch-Satterthwaite df),
+    reported alongside for readers who assume normal means.
+  - :func:`holm`: Holm-Bonferroni adjusted p-values over a family of tests (all the
+    comparisons of one report): controls the chance of any false "significant" at
+    alpha without Bonferroni's full loss of power.
 """
 
+import bisect
 import collections
 import functools
 import math
@@ -52,6 +89,14 @@ import statistics
 
 PERCENTILES = (50, 90, 95, 99)
 DEFAULT_CONFIDENCE = 0.95
+# CV (SD / |mean|) above which a sample is flagged as noisy (see the module doc).
+HIGH_CV = 0.10
+# Largest sample size of either side for the exact Mann-Whitney distribution
+# (samples without ties); benchstat's MannWhitneyExactLimit.
+MWU_EXACT_LIMIT = 50
+MWU_EXACT = "mann-whitney-u exact"
+MWU_NORMAL = "mann-whitney-u normal"
+WELCH = "welch-t"
 
 Summary = collections.namedtuple(
     "Summary",
@@ -64,14 +109,27 @@ Summary.__doc__ = """Descriptive statistics of one sample (see :func:`summary`).
 """
 
 Ratio = collections.namedtuple(
-    "Ratio", ["ratio", "se", "ci_low", "ci_high", "df", "note"])
-Ratio.__doc__ = """Ratio of two sample means with its delta-method uncertainty.
+    "Ratio", ["ratio", "se", "ci_low", "ci_high", "df", "unbounded", "note"])
+Ratio.__doc__ = """Ratio of two sample means with Fieller's confidence interval.
 
-``ratio`` = mean(candidate) / mean(baseline); ``se`` is its standard error (the
-delta-method standard deviation of the ratio estimate); ``ci_low``/``ci_high`` the
-confidence interval; ``df`` the Welch-Satterthwaite degrees of freedom (None when
-both samples have zero spread, the interval then being the point itself).
-``note`` says in words why a field is None (else None).
+``ratio`` = mean(candidate) / mean(baseline); ``se`` its delta-method standard
+error (a spread figure only); ``ci_low``/``ci_high`` Fieller's interval, None when
+it cannot be computed or is unbounded; ``df`` the Welch-Satterthwaite degrees of
+freedom (None when both samples have zero spread, the interval then being the
+point itself); ``unbounded`` True when the data cannot bound the ratio (the
+baseline mean is not significantly different from 0). ``note`` says in words why
+a field is None, or that the lower bound was clipped at 0 (else None).
+"""
+
+TestResult = collections.namedtuple(
+    "TestResult", ["test", "statistic", "df", "p", "min_p", "note"])
+TestResult.__doc__ = """Outcome of a two-sided two-sample test.
+
+``test`` names the method (:data:`MWU_EXACT`, :data:`MWU_NORMAL`, :data:`WELCH`);
+``statistic`` is U of the candidate or Welch's t; ``df`` the t-test's degrees of
+freedom (None for U); ``p`` the two-sided p-value; ``min_p`` the smallest p-value
+the test could give at these sample sizes (rank tests; None for the t-test);
+``note`` says why ``p`` is None (else None).
 """
 
 
@@ -195,24 +253,54 @@ def _betacf(a, b, x):
 
 def betainc(a, b, x):
     """Regularized incomplete beta function I_x(a, b) for a, b > 0, 0 <= x <= 1."""
+    return _betainc(a, b, x, 1.0 - x)
+
+
+def _betainc(a, b, x, y):
+    """I_x(a, b) given both x and y = 1 - x, each to full relative precision.
+
+    Callers that know 1 - x more precisely than ``1.0 - x`` (x close to 1) pass it:
+    the complement branch and the prefactor use y, never 1 - x.
+    """
     if x <= 0.0:
         return 0.0
-    if x >= 1.0:
+    if y <= 0.0:
         return 1.0
     log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * math.log(x) + b * math.log1p(-x))
+                 + a * math.log(x) + b * math.log(y))
     front = math.exp(log_front)
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+    return 1.0 - front * _betacf(b, a, y) / b
 
 
 def t_sf(t, df):
     """Upper tail P(T > t) of Student's t with ``df`` degrees of freedom."""
     if t == 0:
         return 0.5
-    tail = 0.5 * betainc(df / 2.0, 0.5, df / (df + t * t))
+    t2 = t * t
+    # P(|T| > t) = I_x(df/2, 1/2) with x = df / (df + t**2); 1 - x = t**2 / (df + t**2)
+    # is passed as such, since 1.0 - x would lose all digits for t**2 << df.
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))
     return tail if t > 0 else 1.0 - tail
+
+
+def t_cdf(t, df):
+    """P(T <= t) of Student's t with ``df`` (> 0, may be fractional or inf) degrees."""
+    if isinstance(t, bool) or not isinstance(t, numbers.Real) or math.isnan(t):
+        raise ValueError("t must be a number, got %r" % (t,))
+    _check_df(df)
+    if math.isinf(df):
+        return statistics.NormalDist().cdf(t)
+    if math.isinf(t):
+        return 1.0 if t > 0 else 0.0
+    return t_sf(-float(t), float(df))
+
+
+def _check_df(df):
+    if (isinstance(df, bool) or not isinstance(df, numbers.Real)
+            or not df > 0 or math.isnan(df)):
+        raise ValueError("df (degrees of freedom) must be a number > 0, got %r" % (df,))
 
 
 def _t_cornish_fisher(p, df):
@@ -261,9 +349,7 @@ def t_quantile(p, df):
     """
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:
         raise ValueError("p must be a probability in (0, 1), got %r" % (p,))
-    if (isinstance(df, bool) or not isinstance(df, numbers.Real)
-            or not df > 0 or math.isnan(df)):
-        raise ValueError("df (degrees of freedom) must be a number > 0, got %r" % (df,))
+    _check_df(df)
     p, df = float(p), float(df)
     if math.isinf(df):
         return statistics.NormalDist().inv_cdf(p)
@@ -309,42 +395,216 @@ def summary(values, confidence=DEFAULT_CONFIDENCE):
 
 
 def _sample_moments(values, name):
+    """(n, mean, sd, min) of a sample or of its :data:`Summary`."""
     if isinstance(values, Summary):
-        return values.n, values.mean, values.sd
+        return values.n, values.mean, values.sd, values.min
     values = _check_values(values, name)
     n = len(values)
     if not n:
-        return 0, None, None
+        return 0, None, None, None
     avg = math.fsum(values) / n
-    return n, avg, _sd(values, avg)
+    return n, avg, _sd(values, avg), min(values)
+
+
+def _welch_df(v_a, n_a, v_b, n_b):
+    """Welch-Satterthwaite df of ``v_a + v_b`` (squared SEs of n_a, n_b samples)."""
+    den = 0.0
+    if v_a:
+        den += v_a * v_a / (n_a - 1)
+    if v_b:
+        den += v_b * v_b / (n_b - 1)
+    return (v_a + v_b) ** 2 / den
 
 
 def ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE):
-    """mean(candidate) / mean(baseline) with delta-method SE and CI (a :data:`Ratio`).
+    """mean(candidate) / mean(baseline) with Fieller's interval (a :data:`Ratio`).
 
     Each argument is a sequence of numbers or a :data:`Summary` of one. Returns
     ratio None when either sample is empty or the baseline mean is 0; SE and
-    interval None when either sample has fewer than 2 values. ``note`` explains.
+    interval None when either sample has fewer than 2 values; interval None and
+    ``unbounded`` True when the baseline mean is not significantly different from 0
+    at this confidence. The lower bound is never below 0 when no value is
+    negative. ``note`` explains.
     """
     _check_confidence(confidence)
-    n_a, mean_a, sd_a = _sample_moments(candidate, "candidate")
-    n_b, mean_b, sd_b = _sample_moments(baseline, "baseline")
+    n_a, mean_a, sd_a, min_a = _sample_moments(candidate, "candidate")
+    n_b, mean_b, sd_b, min_b = _sample_moments(baseline, "baseline")
     if not n_a or not n_b:
-        return Ratio(None, None, None, None, None,
+        return Ratio(None, None, None, None, None, False,
                      "no %s samples" % ("candidate" if not n_a else "baseline"))
     if mean_b == 0:
-        return Ratio(None, None, None, None, None,
+        return Ratio(None, None, None, None, None, False,
                      "baseline mean is 0: ratio undefined")
     r = mean_a / mean_b
     if sd_a is None or sd_b is None:
-        return Ratio(r, None, None, None, None,
+        return Ratio(r, None, None, None, None, False,
                      "fewer than 2 %s samples: no uncertainty"
                      % ("candidate" if sd_a is None else "baseline"))
-    v_a = (sd_a ** 2 / n_a) / mean_b ** 2
-    v_b = r ** 2 * (sd_b ** 2 / n_b) / mean_b ** 2
-    se = math.sqrt(v_a + v_b)
-    if se == 0:
-        return Ratio(r, 0.0, r, r, None, None)
-    df = (v_a + v_b) ** 2 / (v_a ** 2 / (n_a - 1) + v_b ** 2 / (n_b - 1))
-    half = t_quantile(0.5 + confidence / 2, df) * se
-    return Ratio(r, se, r - half, r + half, df, None)
+    v_a = sd_a ** 2 / n_a
+    v_b = sd_b ** 2 / n_b
+    se = math.sqrt(v_a + r * r * v_b) / abs(mean_b)
+    if not v_a and not v_b:
+        return Ratio(r, 0.0, r, r, None, False, None)
+    if v_a or r:
+        df = _welch_df(v_a, n_a, r * r * v_b, n_b)
+    else:
+        # Constant zero candidate: only the baseline's variance term is left.
+        df = float(n_b - 1)
+    t2 = t_quantile(0.5 + confidence / 2, df) ** 2
+    a_coef = mean_b * mean_b - t2 * v_b
+    if a_coef <= 0:
+        return Ratio(r, se, None, None, df, True,
+                     "interval unbounded: the baseline mean is not significantly "
+                     "different from 0 (|mean| / SE = %.3g <= t = %.3g); more samples "
+                     "or a steadier baseline are needed"
+                     % (abs(mean_b) / math.sqrt(v_b), math.sqrt(t2)))
+    b_coef = mean_a * mean_b
+    c_coef = mean_a * mean_a - t2 * v_a
+    # B**2 - A C rewritten as a sum of non-negative terms (no cancellation).
+    root = math.sqrt(t2 * (v_a * a_coef + v_b * mean_a * mean_a))
+    # Numerically stable roots: the one away from zero first, then C / (A * it).
+    if b_coef >= 0:
+        far = b_coef + root
+        hi = far / a_coef
+        lo = c_coef / far if far else 0.0
+    else:
+        far = b_coef - root
+        lo = far / a_coef
+        hi = c_coef / far
+    lo, hi = min(lo, r), max(hi, r)
+    note = None
+    if lo < 0 <= min_a and min_b >= 0:
+        note = ("Fieller lower bound %.4g clipped at 0: no sample value is negative"
+                % lo)
+        lo = 0.0
+    return Ratio(r, se, lo, hi, df, False, note)
+
+
+# -- two-sample tests ---------------------------------------------------------
+
+def welch_test(candidate, baseline):
+    """Welch's two-sided t-test of equal means (a :data:`TestResult`).
+
+    Arguments are sequences or :data:`Summary` objects. ``p`` is None for fewer
+    than 2 values on a side, or when both samples are constant and equal
+    (t = 0/0); constant samples with different means give t = +/-inf and p = 0.
+    """
+    n_a, mean_a, sd_a, _ = _sample_moments(candidate, "candidate")
+    n_b, mean_b, sd_b, _ = _sample_moments(baseline, "baseline")
+    if sd_a is None or sd_b is None:
+        return TestResult(WELCH, None, None, None, None,
+                          "fewer than 2 %s samples"
+                          % ("candidate" if sd_a is None else "baseline"))
+    v_a, v_b = sd_a ** 2 / n_a, sd_b ** 2 / n_b
+    diff = mean_a - mean_b
+    if not v_a and not v_b:
+        if diff == 0:
+            return TestResult(WELCH, None, None, None, None,
+                              "both samples constant and equal: t undefined")
+        return TestResult(WELCH, math.copysign(math.inf, diff), None, 0.0, None, None)
+    t = diff / math.sqrt(v_a + v_b)
+    df = _welch_df(v_a, n_a, v_b, n_b)
+    return TestResult(WELCH, t, df, min(1.0, 2.0 * t_sf(abs(t), df)), None, None)
+
+
+@functools.lru_cache(maxsize=128)
+def _u_tail_counts(m, n):
+    """Upper-tail counts of U for samples of m and n without ties.
+
+    Entry u is the number of the C(m + n, m) orderings whose U is >= u. The counts
+    of U are the coefficients of the Gaussian binomial coefficient
+    ``[m + n choose m]_q = prod_{i=1..m} (1 - q**(n + i)) / (1 - q**i)``, computed
+    in exact integers (series truncated above degree m n, which is exact).
+    """
+    if m > n:
+        return _u_tail_counts(n, m)
+    size = m * n + 1
+    c = [0] * size
+    c[0] = 1
+    for i in range(1, m + 1):
+        k = n + i
+        for j in range(size - 1, k - 1, -1):
+            c[j] -= c[j - k]
+        for j in range(i, size):
+            c[j] += c[j - i]
+    tail = [0] * (size + 1)
+    for u in range(size - 1, -1, -1):
+        tail[u] = tail[u + 1] + c[u]
+    return tuple(tail)
+
+
+def _sorted_sample(values, name):
+    values = _check_values(values, name)
+    values.sort()
+    return values
+
+
+def mann_whitney(candidate, baseline, presorted=False):
+    """Two-sided Mann-Whitney U test (a :data:`TestResult`); see the module doc.
+
+    ``statistic`` is U of the candidate (pairs where it is larger, ties 1/2).
+    ``presorted=True`` promises both sequences are sorted lists of finite floats
+    (skips the checks and the sort: the exporter sorts each group once).
+    ``p`` is None only when a side has no values; all values equal gives p = 1.
+    """
+    if presorted:
+        a, b = candidate, baseline
+    else:
+        a = _sorted_sample(candidate, "candidate")
+        b = _sorted_sample(baseline, "baseline")
+    n_a, n_b = len(a), len(b)
+    if not n_a or not n_b:
+        return TestResult(MWU_EXACT, None, None, None, None,
+                          "no %s samples" % ("candidate" if not n_a else "baseline"))
+    left, right = bisect.bisect_left, bisect.bisect_right
+    below = equal = 0
+    for x in a:
+        lo = left(b, x)
+        below += lo
+        if lo < n_b and b[lo] == x:
+            equal += right(b, x, lo) - lo
+    u_a = below + equal / 2.0
+    total = math.comb(n_a + n_b, n_a)
+    min_p = min(1.0, 2 / total)     # int / int: correctly rounded
+    merged = a + b
+    merged.sort()
+    ties = len(set(merged)) != len(merged)
+    u = max(u_a, n_a * n_b - u_a)
+    if not ties and n_a <= MWU_EXACT_LIMIT and n_b <= MWU_EXACT_LIMIT:
+        tail = _u_tail_counts(n_a, n_b)
+        p = min(1.0, 2 * tail[int(u)] / total)
+        return TestResult(MWU_EXACT, u_a, None, p, min_p, None)
+    n = n_a + n_b
+    tie_term = 0
+    if ties:
+        run = 1     # length of the current run of equal values
+        for i in range(1, n):
+            if merged[i] == merged[i - 1]:
+                run += 1
+            else:
+                tie_term += run ** 3 - run
+                run = 1
+        tie_term += run ** 3 - run
+    var = n_a * n_b / 12.0 * ((n + 1) - tie_term / (n * (n - 1)))
+    if var <= 0:
+        return TestResult(MWU_NORMAL, u_a, None, 1.0, min_p, None)
+    z = (u - n_a * n_b / 2.0 - 0.5) / math.sqrt(var)
+    p = min(1.0, math.erfc(z / math.sqrt(2.0)))
+    return TestResult(MWU_NORMAL, u_a, None, p, min_p, None)
+
+
+def holm(pvalues):
+    """Holm-Bonferroni adjusted p-values, in the order given; None stays None.
+
+    With the m non-None p-values sorted ascending, the i-th (from 0) becomes
+    ``max over j <= i of min(1, (m - j) * p_j)``; rejecting where the adjusted p
+    is below alpha controls the family-wise error rate at alpha.
+    """
+    order = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m = len(order)
+    out = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out

@@ -121,7 +121,8 @@ class ComparisonExporter(_ComparisonExporter):
     Groups every iteration of the exported tasks by instance kind x concurrency x
     metric (lifecycle phases from atomic actions, workload metrics from the
     scenarios' charts) with N, failures, mean, SD, CV, percentiles and 95 % CI,
-    and ratios to a baseline kind with their uncertainty. ``--to cmp.html`` also
+    and ratios to a baseline kind with Fieller intervals and Mann-Whitney U tests
+    (Holm-adjusted over the page). ``--to cmp.html`` also
     writes ``cmp.csv`` and ``cmp.json``; without ``--to`` the HTML is printed.
     Options: ``--to 'cmp.html?baseline=kvm&confidence=0.95'``.
     """
@@ -142,10 +143,13 @@ class ComparisonExporter(_ComparisonExporter):
 class ComparisonCSVExporter(_ComparisonExporter):
     """KVM vs Docker vs native comparison as CSV (one row per group).
 
-    Columns: kind, concurrency, source, group, metric, unit, n, failures, mean, sd,
-    cv, min, p50, p90, p95, p99, max, ci_low, ci_high, baseline_kind,
-    baseline_concurrency, ratio, ratio_se, ratio_ci_low, ratio_ci_high, ratio_df,
-    ratio_note; then reboot path counts (source reboot_path, count in n).
+    Columns (``comparison_data.CSV_COLUMNS``): kind, concurrency, source, group,
+    metric, unit; n, failures, mean, sd, cv, cv_high, min, p50, p90, p95, p99, max,
+    ci_low, ci_high; baseline_kind, baseline_concurrency, ratio, ratio_se,
+    ratio_ci_low, ratio_ci_high (Fieller; empty when unbounded), ratio_ci_unbounded,
+    ratio_df, ratio_note; test, p_value, p_min, p_adjusted (Holm), significant,
+    test_note, welch_p_value. Then reboot path counts (source reboot_path, count
+    in n).
     """
 
     def generate(self):

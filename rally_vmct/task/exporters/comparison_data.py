@@ -46,10 +46,22 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   iteration missing a fallback timing counts against the plain soft one.
 * **ratios**: each group's mean over the baseline kind's mean for the same metric at
   the same concurrency (the nearest concurrency the baseline has, marked, when it
-  lacks that one), with the delta-method uncertainty of
-  :func:`rally_vmct.workloads.stats.ratio`. The baseline is ``native`` when present,
-  else the first kind seen, or the kind asked for; for a metric the baseline kind
-  never produced (native has no build time) the first kind that has it stands in.
+  lacks that one), with Fieller's interval from
+  :func:`rally_vmct.workloads.stats.ratio` (``ratio_ci_low``/``ratio_ci_high`` None
+  and ``ratio_ci_unbounded`` True when the data cannot bound it). The baseline is
+  ``native`` when present, else the first kind seen, or the kind asked for; for a
+  metric the baseline kind never produced (native has no build time) the first kind
+  that has it stands in.
+* **significance**: every compared group (a kind against its metric's baseline, the
+  same pairing as the ratio) gets a two-sided Mann-Whitney U test
+  (:func:`rally_vmct.workloads.stats.mann_whitney`; ``test``, ``p_value``, and
+  ``p_min``, the smallest p-value its sample sizes allow) and, for information,
+  Welch's t-test (``welch_p_value``). The U p-values of all compared groups of the
+  export form one family: ``p_adjusted`` is Holm-Bonferroni adjusted over it and
+  ``significant`` is ``p_adjusted < alpha`` (alpha = 1 - confidence). A group whose
+  sample sizes cannot reach ``p < alpha`` at all says so in ``test_note`` and is
+  never significant. Baseline groups have None in these fields.
+* **noise**: ``cv_high`` flags a CV above :data:`rally_vmct.workloads.stats.HIGH_CV`.
 
 Workloads without a ``kind`` argument, a ``VMCT.`` scenario name or a contract chart
 are listed as skipped.
@@ -97,10 +109,19 @@ CHART_HEADLINES = (
 HEADLINE_ORDER = ("build", "network wait", "ssh wait", "delete", "reboot", "stop",
                   "start", "cpu", "memory", "fileio", "network")
 
-STAT_FIELDS = ("n", "failures", "mean", "sd", "cv", "min", "p50", "p90", "p95",
-               "p99", "max", "ci_low", "ci_high")
-RATIO_FIELDS = ("ratio", "ratio_se", "ratio_ci_low", "ratio_ci_high", "ratio_df",
+FORMAT_VERSION = 2
+IDENTITY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit")
+STAT_FIELDS = ("n", "failures", "mean", "sd", "cv", "cv_high", "min", "p50", "p90",
+               "p95", "p99", "max", "ci_low", "ci_high")
+RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "ratio", "ratio_se",
+                "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded", "ratio_df",
                 "ratio_note")
+TEST_FIELDS = ("test", "p_value", "p_min", "p_adjusted", "significant", "test_note",
+               "welch_p_value")
+# What a headline cell of the summary carries.
+HEADLINE_FIELDS = (("n", "failures", "mean", "sd", "cv", "cv_high") + RATIO_FIELDS
+                   + TEST_FIELDS)
+CORRECTION = "holm"
 
 _TIME_UNITS = {"s", "sec", "ms", "us", "µs", "ns", "min", "h"}
 
@@ -415,6 +436,10 @@ class _Result(object):
         self.metrics = sorted(collector.metrics, key=self._metric_sort_key)
         self.concurrencies = sorted({key[1] for key in collector.groups}
                                     | {key[1] for key in collector.reboot_paths})
+        self.alpha = round(1.0 - confidence, 12)     # 0.05, not 0.050000000000000044
+        # Sorted once: the summaries and the rank tests both want sorted samples.
+        for group in collector.groups.values():
+            group.values.sort()
         self.summaries = {key: stats.summary(group.values, confidence)
                           for key, group in collector.groups.items()}
         # metric -> {concurrency: kind} of the groups with samples, per kind
@@ -441,34 +466,68 @@ class _Result(object):
             return concurrency
         return min(levels, key=lambda c: (abs(math.log2(c) - math.log2(concurrency)), c))
 
-    def ratio_of(self, kind, concurrency, metric):
-        """(baseline kind, baseline concurrency, stats.Ratio) for one group."""
+    def baseline_of(self, kind, concurrency, metric):
+        """(baseline kind, baseline concurrency) a group is compared with.
+
+        The concurrency is None when nobody has samples of the metric; the group is
+        compared with nothing when the kind is the baseline itself.
+        """
         base_kind = self.metric_baseline(metric)
-        summary = self.summaries[(kind, concurrency, metric)]
-        if base_kind is None:
-            return None, None, stats.Ratio(None, None, None, None, None,
-                                           "no kind has samples of this metric")
-        if kind == base_kind:
-            return base_kind, concurrency, stats.Ratio(None, None, None, None, None,
-                                                       "baseline")
-        levels = self.have[metric][base_kind]
-        base_c = self._nearest(levels, concurrency)
-        return base_kind, base_c, stats.ratio(summary, levels[base_c], self.confidence)
+        if base_kind is None or kind == base_kind:
+            return base_kind, (None if base_kind is None else concurrency)
+        return base_kind, self._nearest(self.have[metric][base_kind], concurrency)
 
     def group_row(self, kind, concurrency, metric):
-        summary = self.summaries[(kind, concurrency, metric)]
-        base_kind, base_c, r = self.ratio_of(kind, concurrency, metric)
+        """One group's statistics, ratio and raw tests (``p_adjusted`` comes later)."""
+        key = (kind, concurrency, metric)
+        summary = self.summaries[key]
+        base_kind, base_c = self.baseline_of(kind, concurrency, metric)
         row = {"kind": kind, "concurrency": concurrency,
                "source": metric.source, "group": metric.group, "metric": metric.name,
                "unit": metric.unit, "label": metric_label(metric),
-               "failures": self.c.groups[(kind, concurrency, metric)].failures}
+               "failures": self.c.groups[key].failures}
         for field in ("n", "mean", "sd", "cv", "min", "p50", "p90", "p95", "p99",
                       "max", "ci_low", "ci_high"):
             row[field] = getattr(summary, field)
+        row["cv_high"] = None if summary.cv is None else summary.cv > stats.HIGH_CV
+        row.update(dict.fromkeys(TEST_FIELDS))
+        if base_kind is None:
+            r = stats.Ratio(None, None, None, None, None, False,
+                            "no kind has samples of this metric")
+        elif kind == base_kind:
+            r = stats.Ratio(None, None, None, None, None, False, "baseline")
+        else:
+            base_key = (base_kind, base_c, metric)
+            r = stats.ratio(summary, self.summaries[base_key], self.confidence)
+            row.update(self._tests(key, base_key))
         row.update({"baseline_kind": base_kind, "baseline_concurrency": base_c,
                     "ratio": r.ratio, "ratio_se": r.se, "ratio_ci_low": r.ci_low,
-                    "ratio_ci_high": r.ci_high, "ratio_df": r.df, "ratio_note": r.note})
+                    "ratio_ci_high": r.ci_high, "ratio_ci_unbounded": r.unbounded,
+                    "ratio_df": r.df, "ratio_note": r.note})
         return row
+
+    def _tests(self, key, base_key):
+        """The test fields of a compared group, before the correction."""
+        candidate = self.c.groups[key].values
+        baseline = self.c.groups[base_key].values
+        u = stats.mann_whitney(candidate, baseline, presorted=True)
+        welch = stats.welch_test(self.summaries[key], self.summaries[base_key])
+        note = u.note
+        if u.p is not None and u.min_p >= self.alpha:
+            note = ("N too small for a significance test: %d vs %d samples cannot "
+                    "reach p < %g (smallest possible p = %.3g)"
+                    % (len(candidate), len(baseline), self.alpha, u.min_p))
+        return {"test": u.test if u.p is not None else None, "p_value": u.p,
+                "p_min": u.min_p, "significant": False, "test_note": note,
+                "welch_p_value": welch.p}
+
+    def _adjust(self, rows):
+        """Holm-Bonferroni over every compared row; sets p_adjusted, significant."""
+        tested = [row for row in rows if row["p_value"] is not None]
+        for row, adjusted in zip(tested, stats.holm([row["p_value"] for row in tested])):
+            row["p_adjusted"] = adjusted
+            row["significant"] = adjusted < self.alpha and row["p_min"] < self.alpha
+        return len(tested)
 
     def headline_metrics(self):
         """[(category, Metric)] in HEADLINE_ORDER."""
@@ -524,32 +583,34 @@ class _Result(object):
     def as_dict(self):
         metrics_out = []
         groups_out = []
+        row_of = {}
         headline_of = {}
-        for label, metric in self.headline_metrics():
+        headline_metrics = self.headline_metrics()
+        for label, metric in headline_metrics:
             headline_of.setdefault(metric, label)
         for metric in self.metrics:
-            rows = [self.group_row(kind, concurrency, metric)
-                    for kind in self.kinds for concurrency in self.concurrencies
-                    if (kind, concurrency, metric) in self.summaries]
-            groups_out.extend(rows)
+            for kind in self.kinds:
+                for concurrency in self.concurrencies:
+                    key = (kind, concurrency, metric)
+                    if key in self.summaries:
+                        row_of[key] = self.group_row(*key)
+                        groups_out.append(row_of[key])
             metrics_out.append({
                 "source": metric.source, "group": metric.group, "metric": metric.name,
                 "unit": metric.unit, "label": metric_label(metric),
                 "direction": direction(metric.unit),
                 "headline": headline_of.get(metric),
                 "baseline_kind": self.metric_baseline(metric)})
+        comparisons = self._adjust(groups_out)
         headlines = []
-        for label, metric in self.headline_metrics():
+        for label, metric in headline_metrics:
             for concurrency in self.concurrencies:
                 cells = {}
                 for kind in self.kinds:
-                    if (kind, concurrency, metric) not in self.summaries:
+                    row = row_of.get((kind, concurrency, metric))
+                    if row is None:
                         continue
-                    row = self.group_row(kind, concurrency, metric)
-                    cells[kind] = {k: row[k] for k in (
-                        "n", "failures", "mean", "sd", "baseline_kind",
-                        "baseline_concurrency", "ratio", "ratio_se", "ratio_ci_low",
-                        "ratio_ci_high", "ratio_note")}
+                    cells[kind] = {k: row[k] for k in HEADLINE_FIELDS}
                 if cells:
                     headlines.append({"category": label, "label": metric_label(metric),
                                       "source": metric.source, "group": metric.group,
@@ -569,8 +630,13 @@ class _Result(object):
                     "kind": kind, "concurrency": concurrency, "counts": dict(counts),
                     "fallback_fraction": (counts.get(FALLBACK_PATH, 0) / soft_total
                                           if soft_total else None)})
-        return {"format": "vmct-comparison", "format_version": 1,
+        return {"format": "vmct-comparison", "format_version": FORMAT_VERSION,
                 "baseline": self.baseline, "confidence": self.confidence,
+                "methods": {"ratio_interval": "fieller",
+                            "test": "mann-whitney-u",
+                            "test_exact_limit": stats.MWU_EXACT_LIMIT,
+                            "correction": CORRECTION, "alpha": self.alpha,
+                            "comparisons": comparisons, "high_cv": stats.HIGH_CV},
                 "kinds": self.kinds, "concurrencies": self.concurrencies,
                 "tasks": self.c.tasks, "workloads": self.c.workloads,
                 "skipped_workloads": self.c.skipped,
@@ -593,7 +659,5 @@ def compare(tasks_results, baseline=None, confidence=stats.DEFAULT_CONFIDENCE):
     return collector.result(baseline, confidence)
 
 
-CSV_COLUMNS = (("kind", "concurrency", "source", "group", "metric", "unit", "n",
-                "failures", "mean", "sd", "cv", "min", "p50", "p90", "p95", "p99",
-                "max", "ci_low", "ci_high", "baseline_kind", "baseline_concurrency")
-               + RATIO_FIELDS)
+# The one list of CSV columns (render_csv writes exactly these, in this order).
+CSV_COLUMNS = IDENTITY_FIELDS + STAT_FIELDS + RATIO_FIELDS + TEST_FIELDS

@@ -23,11 +23,14 @@ import json
 import math
 
 from rally_vmct.task.exporters import comparison_data as cdata
+from rally_vmct.workloads import stats
 
 KIND_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
                "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
 PHASE_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1")
 NA = "n/a"
+NOT_SIGNIFICANT = "~"
+CV_FLAG = "!"
 _SI = ("", "k", "M", "G", "T", "P", "E")
 
 _CSS = """
@@ -44,6 +47,8 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 td.ci{white-space:normal}
 @media (max-width:1100px){table{font-size:11.5px}.tight td,.tight th{padding:2px 3px}}
 td.better{background:#e3f4e6}td.worse{background:#fbe4e4}
+td.cvhigh{background:#fff4d6}span.flag{color:#b45309;font-weight:700}
+span.ns{color:#6b7280;font-weight:700}span.sig{font-weight:600}
 td small,th small{color:#6b7280;font-weight:normal}
 span.kind{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
 svg.chart{display:block;width:100%;height:auto;margin:4px 0}
@@ -241,24 +246,99 @@ def svg_lifecycle_chart(lifecycle):
     return "".join(out)
 
 
+def fmt_p(p):
+    """A p-value for people: 3 significant digits, ``<0.0001`` below that."""
+    if p is None:
+        return NA
+    if p < 0.0001:
+        return "<0.0001"
+    return "%.3g" % p
+
+
 def _ratio_text(cell):
+    """``×R [low, high]`` (Fieller), ``[unbounded]``, or the note when R is n/a."""
     if cell.get("ratio") is None:
         return _e(cell.get("ratio_note") or NA)
     text = "×%s" % fmt(cell["ratio"])
     if cell.get("ratio_ci_low") is not None:
         text += " <small>[%s, %s]</small>" % (fmt(cell["ratio_ci_low"]),
                                               fmt(cell["ratio_ci_high"]))
+    elif cell.get("ratio_ci_unbounded"):
+        text += ' <small title="%s">[unbounded]</small>' % _e(cell.get("ratio_note"))
+    return text
+
+
+def _mark(cell, alpha):
+    """The significance mark: ``p=…`` (Holm-adjusted) when significant, else ``~``.
+
+    ``~`` is followed by "N too small" when no outcome at these sample sizes could
+    have reached p < alpha.
+    """
+    if cell.get("p_value") is None:
+        return ""
+    detail = "Mann–Whitney U (%s): p = %s, Holm-adjusted p = %s" % (
+        "exact" if cell["test"] == stats.MWU_EXACT else "normal approximation",
+        fmt_p(cell["p_value"]), fmt_p(cell["p_adjusted"]))
+    if cell.get("test_note"):
+        detail += "; " + cell["test_note"]
+    if cell.get("significant"):
+        adjusted = fmt_p(cell["p_adjusted"])
+        label = "p" + adjusted if adjusted.startswith("<") else "p=" + adjusted
+        return ' <span class=sig title="%s">%s</span>' % (_e(detail), _e(label))
+    text = ' <span class=ns title="not significant after correction; %s">%s</span>' % (
+        _e(detail), NOT_SIGNIFICANT)
+    if cell["p_min"] >= alpha:
+        text += " <small>N too small</small>"
+    return text
+
+
+def _cv_text(cell, unit=""):
+    """The CV in percent (``unit`` after the number), flagged when high."""
+    if cell.get("cv") is None:
+        return NA
+    text = "%.1f%s" % (100 * cell["cv"], unit)
+    if cell.get("cv_high"):
+        text += ' <span class=flag title="CV above %g %%: noisy">%s</span>' % (
+            100 * stats.HIGH_CV, CV_FLAG)
     return text
 
 
 def _ratio_class(cell, better):
-    lo, hi = cell.get("ratio_ci_low"), cell.get("ratio_ci_high")
-    if lo is None or better is None:
-        return "num"
-    if lo > 1 or hi < 1:
-        good = (lo > 1) == (better == "higher")
-        return "num better" if good else "num worse"
-    return "num"
+    """Green/red when the difference is significant after correction."""
+    r = cell.get("ratio")
+    if not cell.get("significant") or r is None or better is None or r == 1:
+        return "num ci"
+    good = (r > 1) == (better == "higher")
+    return "num ci better" if good else "num ci worse"
+
+
+def _min_equal_n(alpha):
+    """Smallest N per side with which a Mann-Whitney test can reach p < alpha."""
+    n = 1
+    while 2.0 / math.comb(2 * n, n) >= alpha:
+        n += 1
+    return n
+
+
+def _legend(data):
+    """How to read the ratio cells: interval method, test, correction, CV flag."""
+    methods = data["methods"]
+    alpha = methods["alpha"]
+    return (
+        "<p class=note id=legend>Each cell: <b>×R</b> = mean of the kind ÷ mean of "
+        "the baseline at the same concurrency c, with its %d %% <b>Fieller</b> "
+        "confidence interval [low, high] (<i>unbounded</i> when the baseline mean is "
+        "too uncertain to bound the ratio; never below 0 for non-negative samples). "
+        "Then the <b>significance</b> of the difference: two-sided Mann–Whitney U "
+        "test, p-values <b>Holm–Bonferroni</b> adjusted over all %d comparisons of "
+        "this page; <span class=sig>p=…</span> gives the adjusted p of a significant "
+        "difference (green better, red worse), <span class=ns>%s</span> means not "
+        "significant at α = %g after correction, and <i>N too small</i> that no result "
+        "could be significant with so few samples (2 vs 2: the smallest possible p is "
+        "1/3; with equal N at least %d per side are needed). Below: the kind's mean ± "
+        "SD, sample count N and CV, flagged <span class=flag>%s</span> above %g %%.</p>"
+        % (round(100 * data["confidence"]), methods["comparisons"], NOT_SIGNIFICANT,
+           alpha, _min_equal_n(alpha), CV_FLAG, 100 * methods["high_cv"]))
 
 
 def _swatch(kind, colors):
@@ -271,6 +351,7 @@ def _headline_table(data, colors):
         return "<p class=note>No headline metric (build, network wait, delete, reboot, " \
                "sysbench cpu/memory/fileio, netperf) in these tasks.</p>"
     kinds = data["kinds"]
+    alpha = data["methods"]["alpha"]
     out = ['<table class="summary" id="summary-table"><thead><tr><th>comparison</th>'
            '<th>metric [unit]</th><th class=num>c</th>']
     out += ['<th class=num>%s</th>' % _swatch(k, colors) for k in kinds]
@@ -290,16 +371,18 @@ def _headline_table(data, colors):
             fails = (" <small>%d failed</small>" % cell["failures"]
                      if cell["failures"] else "")
             if kind == cell["baseline_kind"]:
-                out.append("<td class=num><b>baseline</b><br><small>%s %s, N=%d</small>%s"
-                           "</td>" % (mean, _e(row["unit"]), cell["n"], fails))
+                out.append("<td class=num><b>baseline</b><br><small>%s %s, N=%d, CV %s"
+                           "</small>%s</td>" % (mean, _e(row["unit"]), cell["n"],
+                                                _cv_text(cell, " %"), fails))
                 continue
             vs = ""
             if cell["baseline_concurrency"] not in (None, row["concurrency"]):
                 vs = "<br><small>vs %s at c=%s</small>" % (
                     _e(cell["baseline_kind"]), cell["baseline_concurrency"])
-            out.append('<td class="%s">%s<br><small>%s %s, N=%d</small>%s%s</td>'
-                       % (_ratio_class(cell, better), _ratio_text(cell), mean,
-                          _e(row["unit"]), cell["n"], fails, vs))
+            out.append('<td class="%s">%s%s<br><small>%s %s, N=%d, CV %s</small>%s%s'
+                       '</td>' % (_ratio_class(cell, better), _ratio_text(cell),
+                                  _mark(cell, alpha), mean, _e(row["unit"]), cell["n"],
+                                  _cv_text(cell, " %"), fails, vs))
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -340,7 +423,7 @@ _STAT_HEAD = ("<thead><tr><th>kind</th><th class=num>c</th><th class=num>N</th>"
               "<th class=num>min</th><th class=num>p50</th><th class=num>p90</th>"
               "<th class=num>p95</th><th class=num>p99</th><th class=num>max</th>"
               "<th class=num>%d %% CI of mean</th>"
-              "<th class=num>ratio <small>[%d %% CI]</small></th></tr></thead>")
+              "<th class=num>ratio <small>[%d %% CI]</small> · test</th></tr></thead>")
 
 
 def _metric_section(index, metric, rows, data, colors):
@@ -362,24 +445,25 @@ def _metric_section(index, metric, rows, data, colors):
     out.append("<p class=note>%s</p>" % _e(note))
     out.append(svg_mean_sd_chart(metric["label"], unit, series, concurrencies, colors))
     pct = round(100 * data["confidence"])
+    alpha = data["methods"]["alpha"]
     out.append('<table class="stats tight"><caption>%s per kind and concurrency; all '
                'values in %s</caption>' % (_e(metric["label"]), _e(unit))
                + _STAT_HEAD % (_e(unit), pct, pct) + "<tbody>")
     for r in rows:
-        cv = NA if r["cv"] is None else "%.1f" % (100 * r["cv"])
         ci = NA if r["ci_low"] is None else "%s – %s" % (fmt(r["ci_low"]), fmt(r["ci_high"]))
         if r["kind"] == r["baseline_kind"]:
             ratio = "<td class=num>baseline</td>"
         else:
-            ratio = '<td class="%s">%s%s</td>' % (
-                _ratio_class(r, metric["direction"]), _ratio_text(r),
+            ratio = '<td class="%s">%s%s%s</td>' % (
+                _ratio_class(r, metric["direction"]), _ratio_text(r), _mark(r, alpha),
                 "" if r["baseline_concurrency"] in (None, r["concurrency"])
                 else " <small>vs c=%s</small>" % r["baseline_concurrency"])
         out.append("<tr><td>%s</td><td class=num>%s</td><td class=num>%d</td>"
                    "<td class=num>%d</td>" % (_swatch(r["kind"], colors), r["concurrency"],
                                               r["n"], r["failures"]))
         out += ["<td class=num>%s</td>" % fmt(r[k]) for k in ("mean", "sd")]
-        out.append("<td class=num>%s</td>" % cv)
+        cv_class = "num cvhigh" if r["cv_high"] else "num"
+        out.append('<td class="%s">%s</td>' % (cv_class, _cv_text(r)))
         out += ["<td class=num>%s</td>" % fmt(r[k])
                 for k in ("min", "p50", "p90", "p95", "p99", "max")]
         out.append("<td class=\"num ci\">%s</td>%s</tr>" % (ci, ratio))
@@ -411,10 +495,7 @@ def render_html(data, generated_at=""):
         out.append("<p class=note><b>No rally-vmct workload in these tasks</b> (none has "
                    "a kind argument, a VMCT scenario or a rally-vmct chart).</p>")
     out.append('<h2 id="summary">Summary: ratios to the baseline</h2>')
-    out.append("<p class=note>Each cell: mean of the kind ÷ mean of the baseline at the "
-               "same concurrency c, with its %d %% confidence interval (delta method); "
-               "green/red when the interval excludes 1 in the better/worse direction; "
-               "below it the kind's mean ± SD and sample count N.</p>" % pct)
+    out.append(_legend(data))
     out.append(_headline_table(data, colors))
     lifecycle = svg_lifecycle_chart(data["lifecycle"])
     if lifecycle:
@@ -444,12 +525,22 @@ def render_html(data, generated_at=""):
         'from the scenarios\' charts with the unit in their title. N counts '
         'successful samples; <i>fail</i> counts failed actions, non-numeric values and '
         'failed iterations that did not produce the metric. SD is the sample standard '
-        'deviation (n−1), CV = SD/|mean|. Percentiles interpolate linearly between '
-        'ranks (numpy\'s default, as in Rally\'s report). The CI of the mean uses '
-        'Student\'s t with n−1 degrees of freedom. Ratio uncertainty: SE(R) = '
-        'sqrt(se_a² + R²·se_b²)/|mean_b| with se = SD/√N, interval R ± t·SE with '
-        'Welch–Satterthwaite degrees of freedom. n/a means the figure cannot be '
-        'computed (fewer than 2 samples, zero baseline).</p>')
+        'deviation (n−1), CV = SD/|mean|, flagged %s above %g %%. Percentiles '
+        'interpolate linearly between ranks (numpy\'s default, as in Rally\'s '
+        'report). The CI of the mean uses Student\'s t with n−1 degrees of freedom. '
+        'Ratio interval (Fieller): every ratio ρ for which Welch\'s t-test of '
+        'mean_a − ρ·mean_b = 0 does not reject, i.e. (mean_a − ρ·mean_b)² ≤ '
+        't²·(se_a² + ρ²·se_b²) with se = SD/√N and t at the Welch–Satterthwaite '
+        'degrees of freedom of se_a² + R²·se_b²; unbounded when the baseline mean is '
+        'not significantly different from 0; intersected with [0, ∞) when no value '
+        'is negative. Tests: two-sided Mann–Whitney U of each kind against its '
+        'baseline (exact when there are no ties and both N ≤ %d, else the normal '
+        'approximation with tie correction and continuity correction); Welch\'s '
+        't-test p is in the CSV and JSON for reference. The U p-values of all %d '
+        'comparisons are Holm–Bonferroni adjusted together. n/a means the figure '
+        'cannot be computed (fewer than 2 samples, zero baseline).</p>'
+        % (CV_FLAG, 100 * stats.HIGH_CV, stats.MWU_EXACT_LIMIT,
+           data["methods"]["comparisons"]))
     out.append("</main></body></html>")
     return "".join(out)
 
@@ -462,25 +553,24 @@ def render_csv(data):
     """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(cdata.CSV_COLUMNS)
+    columns = cdata.CSV_COLUMNS
+    writer.writerow(columns)
     for row in data["groups"]:
-        writer.writerow(["" if row.get(k) is None else _csv_value(row[k])
-                         for k in ("kind", "concurrency", "source", "group", "metric",
-                                   "unit", "n", "failures", "mean", "sd", "cv", "min",
-                                   "p50", "p90", "p95", "p99", "max", "ci_low",
-                                   "ci_high", "baseline_kind", "baseline_concurrency",
-                                   "ratio", "ratio_se", "ratio_ci_low", "ratio_ci_high",
-                                   "ratio_df", "ratio_note")])
-    blanks = len(cdata.CSV_COLUMNS) - 7
+        writer.writerow([_csv_value(row.get(k)) for k in columns])
     for row in data["reboot_paths"]:
         for path, count in row["counts"].items():
-            writer.writerow([row["kind"], row["concurrency"], "reboot_path",
-                             "reboot path", path, "reboots", _csv_value(count)]
-                            + [""] * blanks)
+            line = {"kind": row["kind"], "concurrency": row["concurrency"],
+                    "source": "reboot_path", "group": "reboot path", "metric": path,
+                    "unit": "reboots", "n": count}
+            writer.writerow([_csv_value(line.get(k)) for k in columns])
     return buf.getvalue()
 
 
 def _csv_value(value):
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))

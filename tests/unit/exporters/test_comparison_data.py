@@ -6,6 +6,7 @@ import testtools
 
 from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task import output
+from rally_vmct.workloads import stats
 from tests.unit.exporters import sample_results as sr
 
 BOOT = "VMCT.boot_and_delete_server"
@@ -72,6 +73,64 @@ class TestGrouping(testtools.TestCase):
         base = _row(self.data, "kvm", 2, "vmct.build")
         self.assertIsNone(base["ratio"])
         self.assertEqual("baseline", base["ratio_note"])
+
+    def test_fieller_interval_by_hand(self):
+        # docker [2, 3, 4] / kvm [10, 12, 14]: a = 3, b = 12, v_a = 1/3, v_b = 4/3,
+        # df = 50/17; rho with (3 - 12 rho)^2 <= t^2 (1/3 + rho^2 4/3):
+        # A = 144 - t^2 4/3, B = 36, C = 9 - t^2/3, roots (B -/+ sqrt(B^2 - A C)) / A
+        r = _row(self.data, "docker", 2, "vmct.build")
+        t2 = stats.t_quantile(0.975, 50 / 17) ** 2
+        a, b, c = 144 - t2 * 4 / 3, 36.0, 9 - t2 / 3
+        root = math.sqrt(b * b - a * c)
+        self.assertAlmostEqual((b - root) / a, r["ratio_ci_low"], places=12)
+        self.assertAlmostEqual((b + root) / a, r["ratio_ci_high"], places=12)
+        self.assertFalse(r["ratio_ci_unbounded"])
+
+    def test_significance_fields_at_n3(self):
+        r = _row(self.data, "docker", 2, "vmct.build")
+        # 3 vs 3, completely separated: the smallest p possible, 2 / C(6, 3) = 0.1
+        self.assertEqual(stats.MWU_EXACT, r["test"])
+        self.assertAlmostEqual(0.1, r["p_value"], places=15)
+        self.assertAlmostEqual(0.1, r["p_min"], places=15)
+        self.assertFalse(r["significant"])
+        self.assertEqual("N too small for a significance test: 3 vs 3 samples cannot "
+                         "reach p < 0.05 (smallest possible p = 0.1)", r["test_note"])
+        # Welch: t = (3 - 12) / sqrt(1/3 + 4/3), df 50/17
+        t = -9 / math.sqrt(5 / 3)
+        self.assertAlmostEqual(2 * stats.t_sf(-t, 50 / 17), r["welch_p_value"], places=12)
+        base = _row(self.data, "kvm", 2, "vmct.build")
+        self.assertEqual((None, None, None, None), (base["test"], base["p_value"],
+                                                    base["p_adjusted"], base["significant"]))
+
+    def test_ties_use_the_normal_approximation(self):
+        # docker [1, 1, 1] vs kvm [2, 3, 4]: U = 0, tie term 3^3 - 3 = 24,
+        # var = 9/12 (7 - 24/30) = 4.65, z = (9 - 4.5 - 0.5) / sqrt(4.65)
+        r = _row(self.data, "docker", 2, "vmct.wait_for_network")
+        self.assertEqual(stats.MWU_NORMAL, r["test"])
+        z = 4 / math.sqrt(4.65)
+        self.assertAlmostEqual(math.erfc(z / math.sqrt(2)), r["p_value"], places=14)
+        self.assertIn("N too small", r["test_note"])
+
+    def test_holm_over_every_comparison_of_the_export(self):
+        # 4 comparisons (docker vs kvm): wait_for_network p = 0.0636, three with p = 0.1
+        # Holm: 4 x 0.0636 = 0.2544, then max(3 x 0.1, ...) = 0.3 for the others
+        net = _row(self.data, "docker", 2, "vmct.wait_for_network")
+        self.assertAlmostEqual(4 * net["p_value"], net["p_adjusted"], places=14)
+        for name, source in (("vmct.build", cdata.SOURCE_ATOMIC),
+                             ("nova.boot_server", cdata.SOURCE_ATOMIC),
+                             (BOOT, cdata.SOURCE_ITERATION)):
+            self.assertAlmostEqual(0.3, _row(self.data, "docker", 2, name,
+                                             source)["p_adjusted"], places=14)
+        self.assertEqual({"ratio_interval": "fieller", "test": "mann-whitney-u",
+                          "test_exact_limit": 50, "correction": "holm", "alpha": 0.05,
+                          "comparisons": 4, "high_cv": 0.1}, self.data["methods"])
+        self.assertEqual(2, self.data["format_version"])
+
+    def test_cv_flag(self):
+        self.assertTrue(_row(self.data, "kvm", 2, "vmct.build")["cv_high"])   # 2/12
+        self.assertFalse(_row(self.data, "docker", 2, "vmct.wait_for_network")["cv_high"])
+        w = sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 10.0)])])
+        self.assertIsNone(_row(cdata.compare([sr.task(w)]), "kvm", 1, "vmct.build")["cv_high"])
 
     def test_constant_metric_ratio_has_zero_spread_candidate(self):
         r = _row(self.data, "docker", 2, "vmct.wait_for_network")
@@ -162,6 +221,63 @@ class TestBaseline(testtools.TestCase):
         r = _row(data, "b", 1, "vmct.x")
         self.assertIsNone(r["ratio"])
         self.assertIn("baseline mean is 0", r["ratio_note"])
+
+
+class TestSignificance(testtools.TestCase):
+
+    KVM = [10.1, 10.5, 11.2, 10.8, 10.3, 11.0, 10.7, 10.9]
+    DOCKER = [3.1, 2.9, 3.4, 3.0, 3.3, 2.8, 3.2, 3.5]
+
+    def setUp(self):
+        super(TestSignificance, self).setUp()
+
+        def builds(kind, values):
+            return sr.workload(BOOT, kind, [sr.iteration([sr.action("vmct.build", v)])
+                                            for v in values], 1)
+
+        self.data = cdata.compare([sr.task(builds("kvm", self.KVM),
+                                           builds("docker", self.DOCKER),
+                                           builds("lxc", [3.0, 3.2]))])
+
+    def test_separated_samples_of_eight_are_significant(self):
+        r = _row(self.data, "docker", 1, "vmct.build")
+        p = 2 / math.comb(16, 8)          # 1.55e-4: every docker build is faster
+        self.assertAlmostEqual(p, r["p_value"], places=15)
+        # 4 comparisons (build and iteration duration of docker and lxc): 4 p first
+        self.assertAlmostEqual(4 * p, r["p_adjusted"], places=15)
+        self.assertTrue(r["significant"])
+        self.assertIsNone(r["test_note"])
+
+    def test_raw_p_below_alpha_but_not_after_correction(self):
+        r = _row(self.data, "lxc", 1, "vmct.build")
+        # 2 vs 8 separated: p = 2 / C(10, 2) = 0.044 < 0.05, testable; Holm x2 = 0.089
+        self.assertAlmostEqual(2 / 45, r["p_value"], places=15)
+        self.assertAlmostEqual(4 / 45, r["p_adjusted"], places=15)
+        self.assertFalse(r["significant"])
+        self.assertIsNone(r["test_note"])
+
+    def test_headline_cells_carry_the_test(self):
+        cell = [h for h in self.data["headlines"]
+                if h["category"] == "build"][0]["kinds"]["docker"]
+        for field in cdata.HEADLINE_FIELDS:
+            self.assertIn(field, cell)
+        self.assertTrue(cell["significant"])
+        self.assertEqual(stats.MWU_EXACT, cell["test"])
+
+    def test_unbounded_ratio(self):
+        native = sr.workload("VMCT.native_benchmark", "native", [
+            sr.iteration(charts=[output.stats_chart("native", "sysbench cpu", "events/s",
+                                                    [("eps", v)])]) for v in (100, 300)])
+        kvm = sr.workload("VMCT.b", "kvm", [
+            sr.iteration(charts=[output.stats_chart("kvm", "sysbench cpu", "events/s",
+                                                    [("eps", v)])]) for v in (150, 160)])
+        data = cdata.compare([sr.task(native, kvm)])
+        r = _row(data, "kvm", 1, "eps", cdata.SOURCE_CHART)
+        # baseline mean 200, SE 100: |mean| / SE = 2 < t: Fieller cannot bound it
+        self.assertAlmostEqual(0.775, r["ratio"], places=12)
+        self.assertEqual((None, None, True), (r["ratio_ci_low"], r["ratio_ci_high"],
+                                              r["ratio_ci_unbounded"]))
+        self.assertIn("interval unbounded", r["ratio_note"])
 
 
 class TestRunnerAndScope(testtools.TestCase):

@@ -169,6 +169,107 @@ class TestRender(testtools.TestCase):
                          re.findall(r'text-anchor="end">([^<]*)<', svg))
         self.assertIn("mean 10 s ± SD 5 s (N=3)", svg)
 
+    def _significance_data(self):
+        def builds(kind, values):
+            return sr.workload("VMCT.boot_and_delete_server", kind, [
+                sr.iteration([sr.action("vmct.build", v)]) for v in values], 1)
+
+        native = sr.workload("VMCT.native_benchmark", "native", [
+            sr.iteration(charts=[output.stats_chart("native", "sysbench cpu", "events/s",
+                                                    [("events_per_second", v)])])
+            for v in (100.0, 300.0)])
+        kvm = sr.workload("VMCT.boot_and_benchmark", "kvm", [
+            sr.iteration([sr.action("vmct.build", b)], [output.stats_chart(
+                "kvm", "sysbench cpu", "events/s", [("events_per_second", v)])])
+            for b, v in ((10.1, 150.0), (10.5, 160.0), (11.2, 150.5), (10.8, 151.0),
+                         (10.3, 152.0), (11.0, 153.0), (10.7, 154.0), (10.9, 155.0))])
+        return cdata.compare([sr.task(
+            native, kvm, builds("docker", [3.1, 2.9, 3.4, 3.0, 3.3, 2.8, 3.2, 3.5]),
+            builds("lxc", [3.0, 4.2]))])
+
+    def test_html_marks_significance_cv_and_unbounded(self):
+        data = self._significance_data()
+        page = render.render_html(data)
+        # docker build: 8 vs 8 separated, significant after Holm: p=, green (faster)
+        docker = [r for r in data["groups"] if r["kind"] == "docker"
+                  and r["metric"] == "vmct.build"][0]
+        self.assertTrue(docker["significant"])
+        self.assertIn('<td class="num ci better">×%s' % render.fmt(docker["ratio"]), page)
+        self.assertIn("<span class=sig title=\"Mann–Whitney U (exact): p = %s, "
+                      "Holm-adjusted p = %s\">p=%s</span>"
+                      % (render.fmt_p(docker["p_value"]), render.fmt_p(docker["p_adjusted"]),
+                         render.fmt_p(docker["p_adjusted"])), page)
+        self.assertEqual("0.000622", render.fmt_p(docker["p_adjusted"]))   # 4 x 2/12870
+        # lxc build: 2 vs 8 can reach p < 0.05 but is not significant: "~" only;
+        # kvm cpu vs native: 8 vs 2 the same; both not coloured
+        self.assertIn("not significant after correction", page)
+        self.assertIn('>~</span>', page)
+        # the unbounded interval and the noisy baseline (CV 70.7 %) are marked
+        self.assertIn("[unbounded]</small>", page)
+        self.assertIn('<td class="num cvhigh">70.7 <span class=flag', page)
+        self.assertIn("CV 70.7 % <span class=flag", page)
+        for words in ("Fieller", "Mann–Whitney U", "Holm–Bonferroni", "N too small",
+                      "with equal N at least 4 per side", "all 4 comparisons"):
+            self.assertIn(words, page)
+
+    def test_tiny_p_is_escaped(self):
+        cell = {"p_value": 1e-9, "p_adjusted": 4e-9, "p_min": 1e-12, "significant": True,
+                "test": "mann-whitney-u normal", "test_note": None}
+        self.assertIn(">p&lt;0.0001</span>", render._mark(cell, 0.05))
+
+    def test_html_says_when_n_is_too_small(self):
+        kvm = sr.workload("VMCT.x", "kvm", [sr.iteration([sr.action("vmct.x", v)])
+                                            for v in (4870.0, 5630.0)])
+        docker = sr.workload("VMCT.x", "docker", [sr.iteration([sr.action("vmct.x", v)])
+                                                  for v in (3920.0, 7960.0)])
+        page = render.render_html(cdata.compare([sr.task(kvm, docker)]))
+        self.assertIn(">~</span> <small>N too small</small>", page)
+        self.assertIn("smallest possible p = 0.333", page)
+        # Fieller's lower bound (-3.8) clipped at 0, never negative
+        self.assertIn("×1.131 <small>[0, 9.148]</small>", page)
+        self.assertNotIn("[-", page)
+
+    def test_csv_has_every_column_and_json_values(self):
+        data = self._significance_data()
+        rows = list(csv.DictReader(io.StringIO(render.render_csv(data))))
+        self.assertEqual(list(cdata.CSV_COLUMNS), list(rows[0]))
+        for field in ("cv_high", "ratio_ci_unbounded", "test", "p_value", "p_adjusted",
+                      "significant", "welch_p_value"):
+            self.assertIn(field, cdata.CSV_COLUMNS)
+        by_key = {(r["kind"], r["metric"]): r for r in rows}
+        docker = by_key[("docker", "vmct.build")]
+        self.assertEqual(("true", "mann-whitney-u exact"),
+                         (docker["significant"], docker["test"]))
+        group = [g for g in data["groups"] if g["kind"] == "docker"
+                 and g["metric"] == "vmct.build"][0]
+        for field in cdata.CSV_COLUMNS:
+            if isinstance(group[field], float):
+                self.assertEqual(group[field], float(docker[field]), field)
+        cpu = by_key[("kvm", "events_per_second")]
+        self.assertEqual(("", "", "true", "false"),
+                         (cpu["ratio_ci_low"], cpu["ratio_ci_high"],
+                          cpu["ratio_ci_unbounded"], cpu["significant"]))
+        native = by_key[("native", "events_per_second")]
+        self.assertEqual(("", "", "true"), (native["test"], native["significant"],
+                                            native["cv_high"]))
+        # JSON: null for an unbounded interval
+        loaded = json.loads(render.render_json(data))
+        kvm = [g for g in loaded["groups"] if g["kind"] == "kvm"
+               and g["metric"] == "events_per_second"][0]
+        self.assertEqual((None, None, True), (kvm["ratio_ci_low"], kvm["ratio_ci_high"],
+                                              kvm["ratio_ci_unbounded"]))
+
+    def test_csv_exporter_doc_lists_the_columns(self):
+        doc = comparison.ComparisonCSVExporter.__doc__
+        for column in cdata.CSV_COLUMNS:
+            self.assertIsNotNone(re.search(r"\b%s\b" % column, doc), column)
+
+    def test_fmt_p(self):
+        self.assertEqual("n/a", render.fmt_p(None))
+        self.assertEqual("<0.0001", render.fmt_p(1.2e-7))
+        self.assertEqual("0.0496", render.fmt_p(0.04961))
+        self.assertEqual("1", render.fmt_p(1.0))
+
     def test_csv_reboot_rows(self):
         its = [sr.iteration(charts=[output.stats_chart(
             "kvm", output.REBOOT_PATH_GROUP, "count",

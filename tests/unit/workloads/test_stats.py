@@ -1,9 +1,14 @@
-"""Unit tests of rally_vmct.workloads.stats against hand-computed values."""
+"""Unit tests of rally_vmct.workloads.stats against hand-computed values and scipy.
+
+scipy is a test requirement only: the plugin computes everything itself, and the
+reference values here come from scipy.stats on real-looking benchmark samples.
+"""
 
 import math
 import random
 
 from rally.task.processing import utils as rally_utils
+from scipy import stats as sps
 import testtools
 
 from rally_vmct.workloads import stats
@@ -190,7 +195,7 @@ class TestSummary(testtools.TestCase):
 
 class TestRatio(testtools.TestCase):
 
-    def test_delta_method_by_hand(self):
+    def test_delta_method_se_and_welch_df_by_hand(self):
         # candidate [2, 4]: mean 3, sd^2 2, se_a^2 = 1
         # baseline [1, 2, 3]: mean 2, sd^2 1, se_b^2 = 1/3
         # R = 1.5; v_a = 1/4; v_b = 2.25 * (1/3) / 4 = 0.1875
@@ -199,23 +204,50 @@ class TestRatio(testtools.TestCase):
         self.assertEqual(1.5, r.ratio)
         self.assertAlmostEqual(math.sqrt(0.4375), r.se, places=12)
         self.assertAlmostEqual(0.19140625 / 0.080078125, r.df, places=12)
-        half = stats.t_quantile(0.975, r.df) * r.se
-        self.assertAlmostEqual(1.5 - half, r.ci_low, places=12)
-        self.assertAlmostEqual(1.5 + half, r.ci_high, places=12)
-        self.assertIsNone(r.note)
+
+    def test_noisy_small_baseline_is_unbounded(self):
+        # Output changed deliberately: the delta method printed 1.5 -/+ 2.6 here.
+        # Baseline mean 2 with SE sqrt(1/3): |mean| / SE = 3.46 < t(0.975, 2.39) = 3.8,
+        # so the mean may be 0 and no finite interval holds (Fieller).
+        r = stats.ratio([2, 4], [1, 2, 3])
+        self.assertLess(2 / math.sqrt(1 / 3), stats.t_quantile(0.975, r.df))
+        self.assertEqual((None, None, True), (r.ci_low, r.ci_high, r.unbounded))
+        self.assertIn("interval unbounded", r.note)
+        self.assertIn("not significantly different from 0", r.note)
 
     def test_relative_error_form(self):
         # SE = |R| sqrt((se_a/mean_a)^2 + (se_b/mean_b)^2): (1/3)^2 + (sqrt(1/3)/2)^2
         r = stats.ratio([2, 4], [1, 2, 3])
         self.assertAlmostEqual(1.5 * math.sqrt(1 / 9 + 1 / 12), r.se, places=12)
 
+    def test_constant_candidate_inverts_the_baseline_interval(self):
+        # v_a = 0: (a - rho b)^2 <= t^2 rho^2 v_b  <=>  a / rho in b -/+ t se_b, so
+        # rho in [a / (b + t se_b), a / (b - t se_b)]; df = n_b - 1 = 2, t = 4.302653
+        r = stats.ratio([3, 3, 3], [9, 10, 11])
+        self.assertAlmostEqual(2.0, r.df, places=12)
+        half = 4.302653 * math.sqrt(1 / 3)
+        self.assertAlmostEqual(3 / (10 + half), r.ci_low, places=6)
+        self.assertAlmostEqual(3 / (10 - half), r.ci_high, places=6)
+        self.assertAlmostEqual(0.240305, r.ci_low, places=6)
+        self.assertAlmostEqual(0.399156, r.ci_high, places=6)
+        self.assertFalse(r.unbounded)
+        self.assertIsNone(r.note)
+
+    def test_constant_baseline_scales_the_candidate_interval(self):
+        # v_b = 0: rho in (a -/+ t se_a) / b with df = n_a - 1
+        r = stats.ratio([9, 10, 11], [4, 4])
+        half = 4.302653 * math.sqrt(1 / 3)
+        self.assertAlmostEqual((10 - half) / 4, r.ci_low, places=6)
+        self.assertAlmostEqual((10 + half) / 4, r.ci_high, places=6)
+
     def test_constant_candidate_gives_table_df(self):
-        # v_a = 0, so df = n_b - 1 = 2, t = 4.302653; SE = sqrt(0.1875) = 0.433013
+        # v_a = 0, so df = n_b - 1 = 2, t = 4.302653; SE = sqrt(0.1875) = 0.433013;
+        # |mean_b| / se_b = 3.46 < 4.30: unbounded (the delta method said 1.5 -/+ 1.86).
         r = stats.ratio([3, 3, 3], [1, 2, 3])
         self.assertAlmostEqual(2.0, r.df, places=12)
         self.assertAlmostEqual(0.433013, r.se, places=6)
-        self.assertAlmostEqual(1.5 - 4.302653 * 0.4330127, r.ci_low, places=5)
-        self.assertAlmostEqual(1.5 + 4.302653 * 0.4330127, r.ci_high, places=5)
+        self.assertTrue(r.unbounded)
+        self.assertIsNone(r.ci_low)
 
     def test_accepts_summaries(self):
         self.assertEqual(stats.ratio([2, 4], [1, 2, 3]),
@@ -223,13 +255,45 @@ class TestRatio(testtools.TestCase):
 
     def test_zero_spread_both(self):
         r = stats.ratio([4, 4], [2, 2])
-        self.assertEqual((2.0, 0.0, 2.0, 2.0, None, None), tuple(r))
+        self.assertEqual((2.0, 0.0, 2.0, 2.0, None, False, None), tuple(r))
 
     def test_zero_candidate_mean_still_has_uncertainty(self):
         r = stats.ratio([-1, 1], [2, 2, 2])
         self.assertEqual(0.0, r.ratio)
         # se_a^2 = 2 / 2 = 1 -> SE = 1 / 2
         self.assertAlmostEqual(0.5, r.se, places=12)
+        # constant baseline: (0 -/+ t(0.975, 1) * 1) / 2; a negative value, no clipping
+        self.assertAlmostEqual(-12.706205 / 2, r.ci_low, places=5)
+        self.assertAlmostEqual(12.706205 / 2, r.ci_high, places=5)
+
+    def test_constant_zero_candidate(self):
+        r = stats.ratio([0, 0, 0], [9, 10, 11])
+        self.assertEqual((0.0, 0.0, 0.0, 2.0), (r.ratio, r.ci_low, r.ci_high, r.df))
+
+    def test_lower_bound_clipped_at_zero_for_non_negative_samples(self):
+        # Numerator mean 5940 with SE 2020 at N=2: Fieller's lower root is negative
+        # (-3.835), impossible for a ratio of non-negative means; clipped at 0.
+        r = stats.ratio([3920, 7960], [4870, 5630])
+        self.assertEqual(0.0, r.ci_low)
+        self.assertIn("Fieller lower bound -3.835 clipped at 0", r.note)
+        self.assertAlmostEqual(9.147757, r.ci_high, places=5)
+
+    def test_never_negative_for_positive_samples(self):
+        rng = random.Random(12)
+        for _ in range(400):
+            n_a, n_b = rng.randint(2, 6), rng.randint(2, 6)
+            scale = rng.choice((0.01, 1.0, 5000.0))
+            a = [scale * rng.lognormvariate(0, rng.choice((0.05, 0.5, 1.5)))
+                 for _ in range(n_a)]
+            b = [scale * rng.lognormvariate(0, rng.choice((0.05, 0.5, 1.5)))
+                 for _ in range(n_b)]
+            r = stats.ratio(a, b, rng.choice((0.8, 0.95, 0.99)))
+            if r.unbounded:
+                self.assertEqual((None, None), (r.ci_low, r.ci_high))
+                continue
+            self.assertGreaterEqual(r.ci_low, 0.0, (a, b))
+            self.assertLessEqual(r.ci_low, r.ratio)
+            self.assertGreaterEqual(r.ci_high, r.ratio)
 
     def test_zero_baseline(self):
         r = stats.ratio([1, 2], [0, 0])
@@ -258,3 +322,259 @@ class TestRatio(testtools.TestCase):
         self.assertIn("candidate[1]", str(e))
         e = self.assertRaises(ValueError, stats.ratio, [1], ["x"])
         self.assertIn("baseline[0]", str(e))
+
+
+# -- reference values from scipy.stats ----------------------------------------
+
+_RNG = random.Random(20)
+# Real-looking samples: (name, candidate, baseline).
+SAMPLES = (
+    # N=2: sysbench memory write MiB/s, kvm and docker against native
+    ("n2 memory write kvm", [3920.0, 7960.0], [4870.0, 5630.0]),
+    ("n2 memory write docker", [5120.0, 5480.0], [4870.0, 5630.0]),
+    # N=3: build seconds, docker against kvm
+    ("n3 build", [2.1, 3.4, 2.9], [10.2, 12.1, 14.3]),
+    # N=5: sysbench cpu events/s, kvm against native
+    ("n5 cpu", [1118.3, 1122.9, 1109.4, 1125.1, 1119.8],
+     [1203.4, 1198.7, 1210.2, 1201.9, 1205.5]),
+    ("n3 vs n5", [1188.2, 1215.0, 1196.3], [1203.4, 1198.7, 1210.2, 1201.9, 1205.5]),
+    # N=20: netperf TCP_STREAM Mbit/s (no ties), reboot seconds to 0.1 s (ties)
+    ("n20 netperf", [round(_RNG.gauss(9400, 150), 1) for _ in range(20)],
+     [round(_RNG.gauss(9250, 220), 1) for _ in range(20)]),
+    ("n20 reboot ties", [round(_RNG.gauss(9.0, 0.4), 1) for _ in range(20)],
+     [round(_RNG.gauss(9.3, 0.5), 1) for _ in range(20)]),
+    ("n20 vs n5", [round(_RNG.gauss(1120, 6), 2) for _ in range(20)],
+     [1203.4, 1198.7, 1210.2, 1201.9, 1205.5]),
+    # above the exact limit: normal approximation without ties
+    ("n60 vs n55", [_RNG.gauss(80.0, 4.0) for _ in range(60)],
+     [_RNG.gauss(82.0, 4.0) for _ in range(55)]),
+    # equal samples, zero variance, ties
+    ("equal samples", [3.1, 3.4, 3.3], [3.1, 3.4, 3.3]),
+    ("zero variance equal", [10.0] * 5, [10.0] * 5),
+    ("zero variance one side", [10.0] * 3, [10.5, 10.7, 10.2]),
+    ("ties", [1.2, 1.3, 1.3, 1.5], [1.3, 1.4, 1.4, 1.6, 1.2]),
+)
+
+
+def _rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-300)
+
+
+class TestTDistributionAgainstScipy(testtools.TestCase):
+
+    DFS = (1, 1.5, 2, 2.39, 3.7, 5, 19, 38.2, 999, 1000.5, 5000)
+
+    def test_cdf(self):
+        for df in self.DFS:
+            for t in (-60, -12.7, -5, -2.1, -0.3, -1e-4, 0, 1e-6, 0.7, 2.0, 4.3, 12.7, 60):
+                # df=1 is the Cauchy distribution: scipy's t.cdf is off there by up
+                # to 1.4e-11 near t=0, its cauchy.cdf is exact (0.5 + atan(t)/pi).
+                dist = sps.cauchy() if df == 1 else sps.t(df)
+                ref = dist.cdf(t)
+                got = stats.t_cdf(t, df)
+                msg = "t=%r df=%r: %r vs scipy %r" % (t, df, got, ref)
+                self.assertLess(abs(got - ref), 1e-12, msg)
+                # each tail relative to itself: far tails keep their precision
+                if t <= 0:
+                    self.assertLess(_rel(got, ref), 1e-10, msg)
+                else:
+                    self.assertLess(_rel(stats.t_sf(t, df), dist.sf(t)), 1e-10, msg)
+        self.assertEqual(sps.norm.cdf(1.5), stats.t_cdf(1.5, float("inf")))
+        self.assertEqual((0.0, 1.0), (stats.t_cdf(-math.inf, 3), stats.t_cdf(math.inf, 3)))
+
+    def test_small_t_at_large_df_keeps_its_digits(self):
+        # 1 - df / (df + t^2) cancelled: the tail was off by 1e-8 relative here.
+        self.assertLess(_rel(stats.t_sf(0.0012536, 999), sps.t.sf(0.0012536, 999)), 1e-14)
+
+    def test_quantile(self):
+        for df in self.DFS:
+            for p in (0.001, 0.025, 0.05, 0.4, 0.5005, 0.6, 0.9, 0.95, 0.975, 0.995,
+                      0.9995):
+                ref = sps.t.ppf(p, df)
+                self.assertLess(_rel(stats.t_quantile(p, df), ref), 1e-11,
+                                "p=%r df=%r" % (p, df))
+
+    def test_bad_arguments(self):
+        self.assertRaises(ValueError, stats.t_cdf, float("nan"), 3)
+        self.assertRaises(ValueError, stats.t_cdf, 1.0, 0)
+
+
+class TestWelchAgainstScipy(testtools.TestCase):
+
+    def test_samples(self):
+        for name, a, b in SAMPLES:
+            got = stats.welch_test(a, b)
+            ref = sps.ttest_ind(a, b, equal_var=False)
+            self.assertEqual(stats.WELCH, got.test)
+            if math.isnan(ref.pvalue):
+                self.assertIsNone(got.p, name)
+                self.assertIn("constant and equal", got.note)
+                continue
+            self.assertLess(abs(got.p - ref.pvalue), 1e-12, name)
+            self.assertLess(_rel(got.p, ref.pvalue), 1e-9, name)
+            self.assertLess(_rel(got.statistic, ref.statistic), 1e-12, name)
+            self.assertLess(_rel(got.df, ref.df), 1e-12, name)
+
+    def test_equal_samples_give_p_one(self):
+        self.assertEqual(1.0, stats.welch_test([3.1, 3.4, 3.3], [3.1, 3.4, 3.3]).p)
+
+    def test_constant_samples_that_differ(self):
+        got = stats.welch_test([4.0, 4.0], [5.0, 5.0])
+        ref = sps.ttest_ind([4.0, 4.0], [5.0, 5.0], equal_var=False)
+        self.assertEqual((ref.pvalue, ref.statistic), (got.p, got.statistic))
+
+    def test_summaries_and_too_few(self):
+        a, b = SAMPLES[3][1:]
+        self.assertEqual(stats.welch_test(a, b),
+                         stats.welch_test(stats.summary(a), stats.summary(b)))
+        got = stats.welch_test([1.0], [1.0, 2.0])
+        self.assertIsNone(got.p)
+        self.assertIn("fewer than 2 candidate", got.note)
+
+
+class TestMannWhitneyAgainstScipy(testtools.TestCase):
+
+    def test_samples(self):
+        methods = {}
+        for name, a, b in SAMPLES:
+            got = stats.mann_whitney(a, b)
+            ties = len(set(a + b)) < len(a + b)
+            exact = not ties and len(a) <= 50 and len(b) <= 50
+            self.assertEqual(stats.MWU_EXACT if exact else stats.MWU_NORMAL, got.test,
+                             name)
+            methods[name] = got.test
+            ref = sps.mannwhitneyu(a, b, alternative="two-sided",
+                                   method="exact" if exact else "asymptotic")
+            self.assertEqual(ref.statistic, got.statistic, name)
+            self.assertLess(abs(got.p - ref.pvalue), 1e-12, name)
+            self.assertLess(_rel(got.p, ref.pvalue), 1e-9, name)
+            self.assertEqual(min(1.0, 2 / math.comb(len(a) + len(b), len(a))), got.min_p)
+        # the data cover both branches at every size asked for
+        self.assertEqual(stats.MWU_EXACT, methods["n2 memory write kvm"])
+        self.assertEqual(stats.MWU_EXACT, methods["n20 netperf"])
+        self.assertEqual(stats.MWU_NORMAL, methods["n20 reboot ties"])
+        self.assertEqual(stats.MWU_NORMAL, methods["n60 vs n55"])
+        self.assertEqual(stats.MWU_NORMAL, methods["zero variance equal"])
+
+    def test_exact_against_scipy_on_random_small_samples(self):
+        rng = random.Random(5)
+        for _ in range(60):
+            a = [rng.uniform(0, 100) for _ in range(rng.randint(1, 12))]
+            b = [rng.uniform(0, 100) for _ in range(rng.randint(1, 12))]
+            ref = sps.mannwhitneyu(a, b, alternative="two-sided", method="exact")
+            self.assertLess(abs(stats.mann_whitney(a, b).p - ref.pvalue), 1e-12)
+
+    def test_smallest_possible_p(self):
+        # complete separation gives the smallest p the sizes allow
+        for n_a, n_b, expected in ((2, 2, 1 / 3), (3, 3, 0.1), (3, 4, 2 / 35),
+                                   (4, 4, 2 / 70), (3, 5, 2 / 56), (2, 8, 2 / 45)):
+            a = [float(i) for i in range(n_a)]
+            b = [float(n_a + i) for i in range(n_b)]
+            got = stats.mann_whitney(a, b)
+            ref = sps.mannwhitneyu(a, b, alternative="two-sided", method="exact")
+            self.assertAlmostEqual(expected, got.min_p, places=15)
+            self.assertAlmostEqual(ref.pvalue, got.p, places=15)
+            self.assertEqual(got.min_p, got.p)
+
+    def test_no_samples(self):
+        got = stats.mann_whitney([], [1.0])
+        self.assertIsNone(got.p)
+        self.assertIn("no candidate samples", got.note)
+
+    def test_presorted_gives_the_same(self):
+        a, b = SAMPLES[6][1:]
+        self.assertEqual(stats.mann_whitney(a, b),
+                         stats.mann_whitney(sorted(a), sorted(b), presorted=True))
+
+
+class TestFiellerAgainstScipy(testtools.TestCase):
+    """Fieller's bounds from the textbook formula with scipy's t quantile."""
+
+    @staticmethod
+    def reference(a, b, confidence):
+        n_a, n_b = len(a), len(b)
+        m_a, m_b = sum(a) / n_a, sum(b) / n_b
+        v_a = sps.tvar(a) / n_a
+        v_b = sps.tvar(b) / n_b
+        r = m_a / m_b
+        w_a, w_b = v_a, r * r * v_b
+        df = (w_a + w_b) ** 2 / ((w_a ** 2 / (n_a - 1) if w_a else 0)
+                                 + (w_b ** 2 / (n_b - 1) if w_b else 0))
+        t = sps.t.ppf(0.5 + confidence / 2, df)
+        big_a = m_b ** 2 - t ** 2 * v_b
+        big_b = m_a * m_b
+        big_c = m_a ** 2 - t ** 2 * v_a
+        if big_a <= 0:
+            return df, None
+        disc = math.sqrt(big_b ** 2 - big_a * big_c)
+        return df, ((big_b - disc) / big_a, (big_b + disc) / big_a)
+
+    def test_samples(self):
+        checked = unbounded = clipped = 0
+        for name, a, b in SAMPLES:
+            if name.startswith("zero variance"):
+                continue
+            for confidence in (0.9, 0.95, 0.99):
+                got = stats.ratio(a, b, confidence)
+                df, bounds = self.reference(a, b, confidence)
+                self.assertLess(_rel(got.df, df), 1e-12, name)
+                if bounds is None:
+                    self.assertTrue(got.unbounded, name)
+                    self.assertEqual((None, None), (got.ci_low, got.ci_high))
+                    unbounded += 1
+                    continue
+                lo, hi = bounds
+                self.assertLess(_rel(got.ci_high, hi), 1e-9, (name, confidence))
+                if lo < 0:
+                    self.assertEqual(0.0, got.ci_low, name)
+                    clipped += 1
+                else:
+                    self.assertLess(_rel(got.ci_low, lo), 1e-9, (name, confidence))
+                checked += 1
+        self.assertGreater(checked, 20)
+        self.assertGreater(unbounded, 0)
+        self.assertGreater(clipped, 0)
+
+    def test_n2_memory_write(self):
+        # Was x1.131 [-2.986, 5.249] by the delta method.
+        got = stats.ratio([3920.0, 7960.0], [4870.0, 5630.0])
+        df, (lo, hi) = self.reference([3920.0, 7960.0], [4870.0, 5630.0], 0.95)
+        self.assertLess(lo, 0)
+        self.assertEqual((0.0, False), (got.ci_low, got.unbounded))
+        self.assertAlmostEqual(hi, got.ci_high, places=9)
+
+    def test_zero_variance(self):
+        got = stats.ratio([10.0] * 5, [10.0] * 5)
+        self.assertEqual((1.0, 1.0, 1.0), (got.ratio, got.ci_low, got.ci_high))
+        # only the baseline varies: the reference with v_a = 0
+        got = stats.ratio([10.0] * 3, [10.5, 10.7, 10.2])
+        df, (lo, hi) = self.reference([10.0] * 3, [10.5, 10.7, 10.2], 0.95)
+        self.assertAlmostEqual(2.0, df, places=12)
+        self.assertLess(_rel(got.ci_low, lo), 1e-9)
+        self.assertLess(_rel(got.ci_high, hi), 1e-9)
+
+
+class TestHolm(testtools.TestCase):
+
+    def test_by_hand(self):
+        # sorted 0.005 0.01 0.03 0.04 (m = 4): x4 = 0.02, x3 = 0.03, x2 = 0.06, x1 = 0.04
+        # -> running max 0.06
+        got = stats.holm([0.01, 0.04, None, 0.03, 0.005])
+        self.assertIsNone(got[2])
+        for expected, value in zip((0.03, 0.06, 0.06, 0.02), got[:2] + got[3:]):
+            self.assertAlmostEqual(expected, value, places=15)
+
+    def test_capped_at_one_and_ties(self):
+        self.assertEqual([1.0, 1.0], stats.holm([0.6, 0.7]))
+        self.assertEqual([0.04, 0.04], stats.holm([0.02, 0.02]))
+        self.assertEqual([], stats.holm([]))
+        self.assertEqual([None], stats.holm([None]))
+
+    def test_never_below_raw_and_monotone(self):
+        rng = random.Random(9)
+        ps = [rng.random() ** 3 for _ in range(40)]
+        adjusted = stats.holm(ps)
+        for p, q in zip(ps, adjusted):
+            self.assertGreaterEqual(q, p)
+        pairs = sorted(zip(ps, adjusted))
+        self.assertEqual([q for _, q in pairs], sorted(q for _, q in pairs))
