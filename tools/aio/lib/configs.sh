@@ -18,13 +18,25 @@ EOF
 db_url() { echo "mysql+pymysql://os:$DB_PASS@127.0.0.1/$1?charset=utf8"; }
 rabbit_url() { echo "rabbit://openstack:$RABBIT_PASS@127.0.0.1:5672/"; }
 
+# shipped_etc PROJECT: where PROJECT's sample configuration files are: the venv's etc/ for a
+# wheel, the source tree's etc/ for Nova installed editable (wheels install data_files, an
+# editable install does not)
+shipped_etc() {
+    if [ "$1" = nova ] && [ "$NOVA_INSTALL" = editable ]; then
+        echo "$(nova_source_dir)/etc/nova"
+    else
+        echo "$VENV/etc/$1"
+    fi
+}
+
 # copy_rootwrap PROJECT: rootwrap.conf with the venv first in exec_dirs
 copy_rootwrap() {
-    local p=$1
+    local p=$1 etc
+    etc=$(shipped_etc "$p")
     mkdir -p "$S/etc/$p"
-    rm -rf "$S/etc/$p/rootwrap.d"; cp -r "$VENV/etc/$p/rootwrap.d" "$S/etc/$p/"
+    rm -rf "$S/etc/$p/rootwrap.d"; cp -r "$etc/rootwrap.d" "$S/etc/$p/"
     sed -e "s#^filters_path=.*#filters_path=$S/etc/$p/rootwrap.d#" \
-        -e "s#^exec_dirs=#exec_dirs=$VENV/bin,#" "$VENV/etc/$p/rootwrap.conf" \
+        -e "s#^exec_dirs=#exec_dirs=$VENV/bin,#" "$etc/rootwrap.conf" \
         | write_if_changed "$S/etc/$p/rootwrap.conf" || true
 }
 
@@ -61,7 +73,7 @@ EOF
 
 write_glance_conf() {
     mkdir -p "$S/etc/glance" "$S/data/glance/"{images,staging,tasks}
-    cp "$VENV/etc/glance/glance-api-paste.ini" "$S/etc/glance/"
+    cp "$(shipped_etc glance)/glance-api-paste.ini" "$S/etc/glance/"
     { cat <<EOF
 [DEFAULT]
 log_file = $S/logs/glance-api.log
@@ -86,7 +98,7 @@ EOF
 # own overlay file (etc/nova/compute-NAME.conf, see computes.d/).
 write_nova_conf() {
     mkdir -p "$S/etc/nova" "$S/data/nova/locks"
-    cp "$VENV/etc/nova/api-paste.ini" "$S/etc/nova/"
+    cp "$(shipped_etc nova)/api-paste.ini" "$S/etc/nova/"
     copy_rootwrap nova
     { cat <<EOF
 [DEFAULT]
@@ -123,7 +135,7 @@ EOF
 NEUTRON_CFGS="$S/etc/neutron/neutron.conf $S/etc/neutron/plugins/ml2/ml2_conf.ini"
 write_neutron_conf() {
     mkdir -p "$S/etc/neutron/plugins/ml2" "$S/data/neutron/locks"
-    cp "$VENV/etc/neutron/api-paste.ini" "$S/etc/neutron/"
+    cp "$(shipped_etc neutron)/api-paste.ini" "$S/etc/neutron/"
     copy_rootwrap neutron
     { cat <<EOF
 [DEFAULT]

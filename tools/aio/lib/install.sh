@@ -24,11 +24,14 @@ install_debs() {
         || { tail -n 5 "$S/logs/apt.log" >&2; die "Debian packages failed, see $S/logs/apt.log"; }
 }
 
-# nova_source: NOVA_SRC = Nova's released source of the pinned version, unpacked in $S/src
+# nova_source_dir: where Nova's released source of the pinned version is unpacked
+nova_source_dir() { echo "$S/src/nova-$(sed -n 's/^nova==//p' "$AIO_TOOLS/constraints.txt")"; }
+
+# nova_source: NOVA_SRC = nova_source_dir, downloaded (sdist) and unpacked when missing
 nova_source() {
     local version
-    version=$(sed -n 's/^nova==//p' "$AIO_TOOLS/constraints.txt")
-    NOVA_SRC=$S/src/nova-$version
+    NOVA_SRC=$(nova_source_dir)
+    version=${NOVA_SRC##*/nova-}
     [ -f "$NOVA_SRC/PKG-INFO" ] && return 0
     log "nova $version source (sdist) into $S/src"
     "$VENV/bin/pip" download -q --no-deps --no-binary :all: -d "$S/src" "nova==$version" \
