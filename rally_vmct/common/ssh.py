@@ -24,7 +24,10 @@ is run without a shell, so host names can never inject commands.
 
 :class:`SSH` is Rally's :class:`rally.utils.sshutils.SSH` (``execute``, ``run``,
 ``put_file``, ``wait``) plus ``proxy_command`` and a configurable connect
-timeout (Rally's is a fixed 1 s and it has no proxy support).
+timeout (Rally's is a fixed 1 s and it has no proxy support). A connection lost
+during a command is an :class:`SSHError` naming why (Rally's returns exit status
+-1), and ``close()`` ends the transport thread before the proxy command, so a
+clean session logs no error.
 
 Usage::
 
@@ -33,12 +36,14 @@ Usage::
         rc, out, err = client.execute(["uname", "-r"])
 """
 
+import errno
 import os
 import select
 import shlex
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import paramiko
@@ -96,10 +101,25 @@ def expand_proxy_command(template, host, port, user=None):
 
 
 class ProxySocket(paramiko.ProxyCommand):
-    """paramiko's ProxyCommand started from an argv, that notices EOF and reaps its child.
+    """paramiko's ProxyCommand started from an argv, safe to close from another thread.
 
-    (paramiko's own spins when the command exits and leaves a zombie on close.)
+    paramiko closes its socket from the thread that closes the transport while the
+    transport thread may still be reading it: ``Transport.close()`` calls
+    ``Packetizer.close()``, which closes the socket *before* the thread is joined
+    (and ``stop_thread`` then skips the join, the packetizer being closed). A real
+    socket's ``recv`` then fails with ``OSError``, which paramiko takes for EOF; a
+    pipe closed under the reader fails with ``ValueError`` instead, which the
+    transport thread logs at ERROR as "Unknown exception: I/O operation on closed
+    file". So :meth:`close` stops the command, wakes a ``recv`` blocked in
+    ``select`` (a wake-up pipe), waits until ``recv`` and ``send`` have let go of the
+    pipes and only then closes them; from then on ``recv`` raises ``EOFError`` and
+    ``send`` ``OSError(EBADF)``, as paramiko expects of a closed socket. EOF from a
+    command that was not asked to stop is a :class:`paramiko.ProxyCommandFailure`
+    naming its exit code and stderr. (paramiko's own class spins when the command
+    exits and leaves a zombie on close.)
     """
+
+    stop_grace = 2.0        # seconds between SIGTERM and SIGKILL on close
 
     def __init__(self, argv):
         # Not calling super().__init__: it re-splits a command string.
@@ -109,6 +129,11 @@ class ProxySocket(paramiko.ProxyCommand):
                                         stderr=self._stderr, bufsize=0)
         self.timeout = None
         self._closing = False
+        self._released = False
+        self._wake_r, self._wake_w = os.pipe()
+        self._closing_lock = threading.Lock()
+        self._reading = threading.Lock()     # held while recv() uses the stdout pipe
+        self._writing = threading.Lock()     # held while send() uses the stdin pipe
 
     def stderr_text(self):
         """What the proxy command wrote to stderr so far (last 500 characters)."""
@@ -130,43 +155,66 @@ class ProxySocket(paramiko.ProxyCommand):
                                             why + (": " + detail if detail else ""))
 
     def recv(self, size):
-        buffer = b""
-        deadline = None
-        if self.timeout is not None:
-            deadline = time.monotonic() + self.timeout
-        while len(buffer) < size:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self.process.stdout], [], [], wait)
-            if not ready:
-                if buffer:
-                    return buffer
-                raise socket.timeout()
-            chunk = os.read(self.process.stdout.fileno(), size - len(buffer))
-            if not chunk:
-                if buffer:
-                    return buffer
-                if self._closing:
-                    # paramiko's transport thread reading while we close: a quiet EOF.
-                    raise EOFError()
-                raise self._failure("proxy command closed the connection")
-            buffer += chunk
-        return buffer
+        with self._reading:
+            if self._closing:
+                raise EOFError()
+            buffer = b""
+            deadline = None
+            if self.timeout is not None:
+                deadline = time.monotonic() + self.timeout
+            while len(buffer) < size:
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ready, _, _ = select.select([self.process.stdout, self._wake_r], [], [], wait)
+                if self._wake_r in ready:
+                    raise EOFError()        # close() under way: the end paramiko expects
+                if not ready:
+                    if buffer:
+                        return buffer
+                    raise socket.timeout()
+                chunk = os.read(self.process.stdout.fileno(), size - len(buffer))
+                if not chunk:
+                    if buffer:
+                        return buffer
+                    if self._closing:
+                        raise EOFError()
+                    raise self._failure("proxy command closed the connection")
+                buffer += chunk
+            return buffer
 
     def send(self, content):
-        try:
-            self.process.stdin.write(content)
-        except OSError as e:
-            raise self._failure("cannot write to proxy command (%s)" % e.strerror)
-        return len(content)
+        with self._writing:
+            if self._closing:
+                raise OSError(errno.EBADF, "proxy command closed")
+            try:
+                written = self.process.stdin.write(content)
+            except OSError as e:
+                if self._closing:
+                    raise
+                raise self._failure("cannot write to proxy command (%s)" % e.strerror)
+        return len(content) if written is None else written
 
     def close(self):
-        self._closing = True
-        terminate(self.process)
-        self._stderr.close()
+        """Stop the command and release the pipes once no reader or writer uses them.
+
+        Idempotent; paramiko calls it from the closing thread and again from the
+        transport thread as that ends.
+        """
+        with self._closing_lock:
+            if self._released:
+                return
+            self._closing = True
+            os.write(self._wake_w, b"x")
+            stop(self.process, self.stop_grace)   # a writer blocked on a full pipe gets EPIPE
+            with self._reading, self._writing:
+                close_pipes(self.process)
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._stderr.close()
+            self._released = True
 
 
-def terminate(process, grace=2.0):
-    """Stop a child process and reap it (no zombie), closing its pipes."""
+def stop(process, grace=2.0):
+    """Stop a child process (SIGTERM, SIGKILL after ``grace`` seconds) and reap it."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -174,12 +222,21 @@ def terminate(process, grace=2.0):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def close_pipes(process):
     for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:
             try:
                 pipe.close()
             except OSError:
                 pass
+
+
+def terminate(process, grace=2.0):
+    """Stop a child process and reap it (no zombie), closing its pipes."""
+    stop(process, grace)
+    close_pipes(process)
 
 
 def executor(client):
@@ -208,10 +265,17 @@ class SSH(sshutils.SSH):
         if self.proxy_command:
             expand_proxy_command(self.proxy_command, host, port, user)   # fail early
 
+    def _where(self):
+        via = " via proxy command %r" % self.proxy_command if self.proxy_command else ""
+        return "%s@%s:%s%s" % (self.user, self.host, self.port, via)
+
     def _get_client(self):
         if self._client:
-            return self._client
-        sock = None
+            transport = self._client.get_transport()
+            if transport is not None and transport.is_active():
+                return self._client
+            self._lost(transport, "before the command")
+        sock = client = None
         try:
             if self.proxy_command:
                 sock = ProxySocket(expand_proxy_command(self.proxy_command, self.host,
@@ -227,18 +291,62 @@ class SSH(sshutils.SSH):
             self._client = client
             return client
         except Exception as e:
-            if sock is not None:
-                sock.close()
+            _close(client, sock)
             self._client = False
-            via = " via proxy command %r" % self.proxy_command if self.proxy_command else ""
-            raise exceptions.SSHError("Cannot connect to %s@%s:%s%s: %s: %s"
-                                      % (self.user, self.host, self.port, via,
-                                         type(e).__name__, e))
+            raise exceptions.SSHError("Cannot connect to %s: %s: %s"
+                                      % (self._where(), type(e).__name__, e))
+
+    def _lost(self, transport, when):
+        """Close the dead connection (the next command reconnects) and raise why it died."""
+        cause = getattr(transport, "saved_exception", None)
+        self.close()
+        raise exceptions.SSHError("Connection to %s lost %s%s" % (
+            self._where(), when, ": %s: %s" % (type(cause).__name__, cause) if cause else ""))
+
+    def run(self, cmd, stdin=None, stdout=None, stderr=None, raise_on_error=True,
+            timeout=3600):
+        """Rally's ``run``, raising :class:`SSHError` when the connection dies mid-command.
+
+        (Rally's returns exit status -1, or raises "failed with exit_status -1".)
+        """
+        client = self._get_client()
+        try:
+            result = super().run(cmd, stdin=stdin, stdout=stdout, stderr=stderr,
+                                 raise_on_error=raise_on_error, timeout=timeout)
+        except exceptions.SSHError:
+            self._raise_if_lost(client, cmd)
+            raise
+        if result[0] == -1:     # no exit status: killed by a signal, or the connection died
+            self._raise_if_lost(client, cmd)
+        return result
+
+    def _raise_if_lost(self, client, cmd):
+        transport = client.get_transport()
+        if transport is None or not transport.is_active():
+            self._lost(transport, "while running %r" % (cmd,))
 
     def close(self):
-        if self._client:
-            self._client.close()
-        self._client = False
+        """Close the transport, wait for its thread to end, then release the proxy."""
+        client, self._client = self._client, False
+        if client:
+            _close(client)
+
+
+def _close(client, sock=None, join_timeout=10.0):
+    """Close paramiko ``client``, wait for its transport thread, then close the proxy.
+
+    ``sock``: the proxy when the client may have no transport yet (a failed connect).
+    """
+    transport = client.get_transport() if client is not None else None
+    if transport is not None:
+        sock = transport.sock
+    if client is not None:
+        client.close()
+    if (transport is not None and transport.is_alive()
+            and transport is not threading.current_thread()):
+        transport.join(join_timeout)
+    if isinstance(sock, ProxySocket):
+        sock.close()
 
 
 def incarnation(client, timeout=30):

@@ -5,6 +5,7 @@ network namespace that the root namespace cannot reach, and only
 ``ip netns exec NS nc %h %p`` gets there.
 """
 
+import logging
 import os
 import subprocess
 import time
@@ -18,6 +19,10 @@ from rally_vmct.common import probes
 from rally_vmct.common import ssh
 from rally_vmct.common import waiter
 from tests.functional import sshd
+from tests.functional import test_ssh_quiet
+
+AIO_PROXY_COMMAND = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "aio",
+                                 "proxy-command")
 
 
 class NamespacedSSHServer(fixtures.Fixture):
@@ -156,6 +161,16 @@ class TestThroughNamespace(testtools.TestCase):
         self.assertIsNotNone(life)
         self.assertEqual(boot_id, life.split()[0])
         self.assertTrue(life.split()[1].isdigit(), life)
+
+    def test_aio_proxy_command_sessions_end_without_errors(self):
+        logs = self.useFixture(test_ssh_quiet.LogRecords("paramiko"))
+        proxy = "env VMCT_ACCESS_NS=%s %s %%h %%p" % (self.server.netns,
+                                                      os.path.abspath(AIO_PROXY_COMMAND))
+        for _ in range(3):
+            with ssh.SSH(self.server.user, self.server.host, self.server.port,
+                         key_filename=self.server.key_file, proxy_command=proxy) as client:
+                self.assertEqual((0, "vmct\n", ""), client.execute("echo vmct"))
+        self.assertEqual([], logs.at_least(logging.ERROR))
 
     def test_ssh_proxy_failure_is_a_clear_error(self):
         client = ssh.SSH(self.server.user, self.server.host, sshd.free_port(),
