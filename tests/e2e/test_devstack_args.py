@@ -49,7 +49,9 @@ class DevstackArgsValidateTest(base.PluginTestCase):
             self.net_id = yaml.safe_load(f)["network_id"]
         self.rally = test_demo_task.load("rally")
         native = test_demo_task.load("native-args.json")
-        self.native = {"native": native["native"], "native_hosts": [native["native"]["host"]]}
+        # demo.yaml's form and native.yaml's
+        self.native = {"native": native["native"], "native_hosts": [native["native"]["host"]],
+                       "netperf_peer": native["native"]["netperf_peer"]}
 
     def test_every_sample_validates_against_the_aio(self):
         path = self.write_devstack_args(self.net_id)

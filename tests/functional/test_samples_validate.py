@@ -47,6 +47,7 @@ NATIVE = {
                                 "data_port": 22866, "listen": "127.0.0.1", "ssh": NATIVE_HOST}},
     "native_hosts": [NATIVE_HOST],
 }
+NATIVE["netperf_peer"] = NATIVE["native"]["netperf_peer"]   # native.yaml's form
 
 
 def write_generated_args(path):
