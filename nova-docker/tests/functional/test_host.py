@@ -1,5 +1,6 @@
 """Host-level behaviour against the real engine: loading, resources, errors."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -21,7 +22,7 @@ class TestHost(base.DriverTestCase):
         self.assertEqual('nova_docker_vmct.driver',
                          type(self.driver).__module__)
         self.assertIs(sys.modules['nova_docker_vmct.driver'],
-                      sys.modules['nova.virt.docker.driver'])
+                      importlib.import_module('nova.virt.docker.driver'))
         self.assertIsInstance(self.driver, virt_driver.ComputeDriver)
 
     def test_available_resource_matches_host(self):

@@ -39,7 +39,8 @@ class TestAlias(testtools.TestCase):
         self.assertIs(nova_docker_vmct,
                       importlib.import_module('nova.virt.docker'))
         self.assertIs(vif, importlib.import_module('nova.virt.docker.vif'))
-        self.assertIs(sys.modules['nova.virt.docker.driver'], docker_driver)
+        self.assertIs(docker_driver,
+                      importlib.import_module('nova.virt.docker.driver'))
         import nova.virt
         self.assertIs(nova_docker_vmct, nova.virt.docker)
         # the real module keeps its own name and spec
