@@ -40,7 +40,7 @@ class DevstackArgsValidateTest(base.PluginTestCase):
         proc = subprocess.run(["bash", "-c", script, "-", base.STUBS, base.DEVSTACK, net_id],
                               env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(0, proc.returncode, proc.stderr)
-        return proc.stdout.strip()
+        return proc.stdout.splitlines()[-1]  # after the writer's own line
 
     def setUp(self):
         super().setUp()
