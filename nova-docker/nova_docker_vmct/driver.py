@@ -279,12 +279,20 @@ class DockerDriver(driver.ComputeDriver):
 
     def get_console_output(self, context, instance):
         attrs = self._inspect(instance)
-        started = container.parse_docker_time(
-            (attrs.get('State') or {}).get('StartedAt'))
+        state = attrs.get('State') or {}
+        started = container.parse_docker_time(state.get('StartedAt'))
+        finished = container.parse_docker_time(state.get('FinishedAt'))
         kwargs = {'stdout': True, 'stderr': True}
-        if started:
-            # Only the current boot: Docker keeps logs across restarts.
-            kwargs['since'] = started
+        # Only the current boot: Docker keeps logs across restarts. A running
+        # container's boot began when its previous run finished (none: its
+        # first run, the whole log), not at StartedAt, which Docker records
+        # after the process started: a quick first line (sshd's) can carry an
+        # earlier log timestamp and would be lost.
+        since = started
+        if started and (finished is None or finished <= started):
+            since = finished
+        if since:
+            kwargs['since'] = since
         out = self.client.api.logs(attrs['Id'], **kwargs)
         return out[-CONF.docker.console_max_bytes:]
 

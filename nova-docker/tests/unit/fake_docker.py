@@ -97,7 +97,10 @@ class FakeAPI(object):
         self.calls.append(('start', name))
         tick = next(self.clock)
         c['State'].update(StartedAt='2026-01-01T00:00:%02d.5Z' % tick)
-        c['logs'].append((tick, b'boot %d\n' % tick))
+        c['tick'] = tick
+        # as in Docker, StartedAt is recorded after the process started: its
+        # first line can carry an earlier timestamp
+        c['logs'].append((tick + 0.4, b'boot %d\n' % tick))
         if self.exit_on_start:
             c['State'].update(Status='exited', Running=False, Pid=0,
                               ExitCode=1)
@@ -107,7 +110,8 @@ class FakeAPI(object):
 
     def _down(self, c, code):
         c['State'].update(Status='exited', Running=False, Pid=0,
-                          ExitCode=code)
+                          ExitCode=code, FinishedAt='2026-01-01T00:00:%02d.7Z'
+                          % c.get('tick', 0))
 
     def stop(self, name, timeout=10):
         self.calls.append(('stop', name, timeout))
@@ -143,7 +147,7 @@ class FakeAPI(object):
     def logs(self, name, stdout=True, stderr=True, since=None, tail=None):
         c = self._get(name)
         return b''.join(line for t, line in c['logs']
-                        if since is None or t >= int(since) % 60)
+                        if since is None or t >= since % 60)
 
     def remove_container(self, name, v=False, force=False):
         self._get(name)
