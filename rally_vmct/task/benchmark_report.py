@@ -47,7 +47,7 @@ def facts_table(kind, facts, dialect, where):
                                  for key, value in sorted(facts.items())]
     if dialect:
         rows.append(["sysbench dialect", dialect])
-    return {"title": "%s: instance facts" % kind, "chart_plugin": "Table",
+    return {"title": output.facts_title(kind), "chart_plugin": "Table",
             "data": {"cols": ["fact", "value"], "rows": rows}}
 
 

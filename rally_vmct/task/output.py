@@ -22,6 +22,10 @@ arguments) and the ``vmct-comparison`` exporter. No Rally import: pure data.
   a scenario adds the same charts in the same order in every iteration.
 * Lifecycle phases are Rally atomic actions (seconds): ``vmct.build``,
   ``vmct.wait_for_network``, ``vmct.delete``, ... and are read from there.
+* Every benchmark iteration adds a complete Table titled ``"<kind>: instance facts"``
+  with columns ``fact, value`` (strings): what produced its numbers. The keys the
+  comparison page discloses per kind are :data:`DISCLOSED_FACTS`; ``emulated`` is
+  ``"yes"`` when the instance's CPU is emulated (QEMU TCG), and the page warns then.
 """
 
 import re
@@ -32,6 +36,42 @@ KIND_ARG = "kind"
 # Group of the chart that says which path each reboot took (unit: count).
 REBOOT_PATH_GROUP = "reboot path"
 REBOOT_PATHS = ("soft", "soft_fell_back_to_hard", "hard")
+
+FACTS_TITLE_SUFFIX = ": instance facts"
+# fact key -> what the comparison page calls it, in the order it shows them
+DISCLOSED_FACTS = (
+    ("virtualization", "virtualization"),        # e.g. "QEMU TCG (emulated)", "container"
+    ("emulated", "CPU emulated"),                 # "yes" / "no"
+    ("virtualization_evidence", "detected from"),
+    ("nova_hypervisor_type", "Nova hypervisor type"),
+    ("nova_hypervisor_version", "hypervisor version"),
+    ("cpu_model", "CPU model"),
+    ("vcpus", "vCPUs"),
+    ("memory_kb", "memory (kB)"),
+    ("kernel", "kernel"),
+    ("sysbench", "sysbench"),
+    ("sysbench dialect", "sysbench dialect"),
+    ("netperf", "netperf"),
+    ("netperf_path", "netperf path"),
+    ("fileio_dir", "fileio directory"),
+    ("fileio_fs", "fileio file system"),
+    ("fileio_device", "fileio device"),
+    ("fileio_direct", "fileio O_DIRECT"),
+    ("runs", "runs per workload"),
+)
+
+
+def facts_title(kind):
+    """Title of an iteration's facts table: ``"kvm: instance facts"``."""
+    return kind + FACTS_TITLE_SUFFIX
+
+
+def parse_facts_title(title):
+    """The kind of a facts table's title, else None."""
+    if title and title.endswith(FACTS_TITLE_SUFFIX):
+        return title[:-len(FACTS_TITLE_SUFFIX)]
+    return None
+
 
 _TITLE_RE = re.compile(r"^(?P<kind>[^:\[\]]+): (?P<group>[^\[\]]+) \[(?P<unit>[^\[\]]+)\]$")
 
