@@ -7,9 +7,13 @@ argument the samples need.
 
     task_args.py --out FILE --network-id ID --proxy-command CMD [--access-namespace NS]
                  [--kind NAME[,image=I][,flavor=F][,zone=Z][,about=TEXT]]... [--values FILE]
+                 [--libvirt-virt-type kvm|qemu]
 
-``--kind kvm`` and ``--kind docker`` take image, flavor and availability zone from
-tools/vmct-values (the names the AIO and devstack create); any other kind names all three.
+``--kind kvm`` (the libvirt compute's kind) and ``--kind docker`` take image, flavor and
+availability zone from tools/vmct-values (the names the AIO and devstack create); any other
+kind names all three. The libvirt kind is named for what it is: "kvm" only when the compute's
+[libvirt] virt_type is kvm, "qemu-tcg" when QEMU emulates the CPU (--libvirt-virt-type qemu);
+``libvirt_kind`` in the file names it for the samples.
 The network name, SSH user and the soft-reboot fallback come from the values file too; a
 VMCT_* variable set in the environment wins over the file (as local.conf does in devstack).
 """
@@ -25,9 +29,35 @@ import vmct_values
 # image and zone of the kinds the shared values file describes
 KNOWN_KINDS = {
     "kvm": {"image": "VMCT_QEMU_IMAGE", "zone": "VMCT_KVM_AZ"},
+    "qemu-tcg": {"image": "VMCT_QEMU_IMAGE", "zone": "VMCT_KVM_AZ"},
     "docker": {"image": "VMCT_DOCKER_IMAGE", "zone": "VMCT_DOCKER_AZ"},
 }
 KIND_FIELDS = ("image", "flavor", "zone")
+# [libvirt] virt_type -> the name of the libvirt kind in reports
+LIBVIRT_KIND_NAMES = {"kvm": "kvm", "qemu": "qemu-tcg"}
+LIBVIRT_KINDS = frozenset(LIBVIRT_KIND_NAMES.values())
+
+
+def libvirt_kind_name(virt_type):
+    """The honest name of the libvirt kind: "qemu-tcg" unless the CPU runs under KVM."""
+    if virt_type not in LIBVIRT_KIND_NAMES:
+        raise ValueError("--libvirt-virt-type %r: give the libvirt compute's [libvirt] "
+                         "virt_type, one of %s" % (virt_type, ", ".join(LIBVIRT_KIND_NAMES)))
+    return LIBVIRT_KIND_NAMES[virt_type]
+
+
+def resolve_libvirt_kind(specs, virt_type):
+    """``--kind kvm`` means the libvirt kind: rename it for its virt_type."""
+    resolved = []
+    for spec in specs:
+        name, sep, rest = spec.partition(",")
+        if name == "kvm":
+            if not virt_type:
+                raise ValueError("--kind kvm: say how the libvirt compute runs guests with "
+                                 "--libvirt-virt-type kvm|qemu (nova.conf [libvirt] virt_type)")
+            name = libvirt_kind_name(virt_type)
+        resolved.append(name + sep + rest)
+    return resolved
 
 
 def parse_kind(spec, values):
@@ -58,8 +88,10 @@ def parse_kind(spec, values):
 def task_args(kinds, network_id, proxy_command, access_namespace, values):
     """The arguments of every sample: both forms of the kinds, network, access, contexts."""
     ssh_user = values["VMCT_SSH_USER"]
+    libvirt = [k["name"] for k in kinds if k["name"] in LIBVIRT_KINDS]
     return {
-        # demo.yaml: kinds by name
+        # demo.yaml: kinds by name, and which one is the libvirt compute's
+        "libvirt_kind": libvirt[0] if libvirt else None,
         "instance_kinds": {k["name"]: {"image": k["image"], "flavor": k["flavor"],
                                        "availability_zone": k["zone"]} for k in kinds},
         "network": values["VMCT_NET_NAME"],
@@ -106,6 +138,9 @@ def main(argv=None):
     parser.add_argument("--kind", action="append", default=[], metavar="NAME[,FIELD=VALUE]",
                         help="an instance kind (repeat); fields: %s, then about=TEXT"
                         % ", ".join(KIND_FIELDS))
+    parser.add_argument("--libvirt-virt-type", default=None, choices=sorted(LIBVIRT_KIND_NAMES),
+                        help="the libvirt compute's [libvirt] virt_type: names --kind kvm "
+                        "'kvm' or 'qemu-tcg'")
     parser.add_argument("--values", default=vmct_values.VALUES,
                         help="shared values file (default: %(default)s)")
     parser.add_argument("--writer", default="rally-vmct", help="who writes (for the header)")
@@ -114,7 +149,8 @@ def main(argv=None):
         if not opts.kind:
             raise ValueError("--kind: give at least one instance kind, e.g. --kind kvm")
         values = vmct_values.effective_values(opts.values)
-        kinds = [parse_kind(spec, values) for spec in opts.kind]
+        specs = resolve_libvirt_kind(opts.kind, opts.libvirt_virt_type)
+        kinds = [parse_kind(spec, values) for spec in specs]
     except (ValueError, KeyError, OSError) as e:
         parser.exit(2, "task_args.py: %s\n" % e)
     args = task_args(kinds, opts.network_id, opts.proxy_command, opts.access_namespace, values)

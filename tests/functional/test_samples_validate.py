@@ -54,7 +54,8 @@ def write_generated_args(path):
     """tools/task_args.py's file for a cloud with both kinds, with the native baseline."""
     subprocess.run([sys.executable, TASK_ARGS, "--out", path, "--network-id", NET_ID,
                     "--proxy-command", "tools/aio/proxy-command %h %p",
-                    "--access-namespace", "vmct-access", "--kind", "kvm", "--kind", "docker"],
+                    "--access-namespace", "vmct-access", "--kind", "kvm", "--kind", "docker",
+                    "--libvirt-virt-type", "qemu"],
                    check=True, capture_output=True)
     with open(path) as f:
         args = yaml.safe_load(f)

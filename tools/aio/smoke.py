@@ -27,6 +27,17 @@ POLL = 0.1
 ARGS = os.path.join(os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio"), "task-args.yaml")
 
 
+# sysbench fileio as demo.yaml runs it (4K, O_DIRECT) in /var/tmp: the file system type, then
+# the read throughput; fails where /var/tmp refuses O_DIRECT (an initramfs)
+FILEIO_DIRECT = ("mkdir -p /var/tmp/vmct-smoke && cd /var/tmp/vmct-smoke && "
+                 "stat -f -c %T . && o='--file-total-size=8M --file-block-size=4096 "
+                 "--file-extra-flags=direct --file-test-mode=rndrd' && "
+                 "sysbench fileio $o prepare >/dev/null && "
+                 "sysbench fileio $o --time=2 run | grep 'read, MiB/s'; rc=$?; "
+                 "sysbench fileio $o cleanup >/dev/null; cd / && rmdir /var/tmp/vmct-smoke; "
+                 "exit $rc")
+
+
 def task_args():
     with open(ARGS) as f:
         return yaml.safe_load(f)
@@ -145,6 +156,11 @@ class Smoke:
             self.check(rc == 0 and "Netperf version 2." in out, "netperf -V: " + out.strip())
             rc, out, _ = self.ssh(ip, "sysbench cpu --time=2 run | grep 'events per second'")
             self.check(rc == 0, "sysbench cpu 2 s: " + out.strip())
+            rc, out, _ = self.ssh(ip, FILEIO_DIRECT, timeout=60)
+            self.check(rc == 0 and "read, MiB/s" in out,
+                       "fileio O_DIRECT in /var/tmp (%s): %s" % (
+                           " ".join(out.split()[:1]) or "?",
+                           " ".join(out.strip().splitlines()[-1:]) or "failed"))
             for kind_ in ("HARD", "SOFT"):
                 t0 = time.monotonic()
                 c.reboot_server(server, kind_)

@@ -231,6 +231,7 @@ class ExtraTestCase(base.PluginTestCase):
         kinds = [("kvm", "vmct-qemu-guest", "qemu"), ("docker", "vmct-workload-docker", "docker")]
         # every argument of every sample (the writer the AIO uses: tools/task_args.py)
         self.assertEqual({
+            "libvirt_kind": "kvm",
             "instance_kinds": {
                 name: {"image": image, "flavor": "vmct.tiny", "availability_zone": zone}
                 for name, image, zone in kinds},
@@ -318,6 +319,12 @@ function stub_sudo_hook {
         self.assertEqual({"image": "vmct-qemu-guest", "flavor": "m1.vmct",
                           "availability_zone": "fast"}, self.task_args()["instance_kinds"]["kvm"])
         self.assertIn("m1.vmct", r.named("openstack")[1])
+
+    def test_an_emulating_libvirt_compute_is_named_qemu_tcg(self):
+        r = self.run_extra(services="key,n-api,n-cpu", LIBVIRT_TYPE="qemu")
+        self.assertRan(r)
+        self.assertEqual(["qemu-tcg"], list(self.task_args()["instance_kinds"]))
+        self.assertEqual("qemu-tcg", self.task_args()["libvirt_kind"])
 
     def test_kvm_only(self):
         r = self.run_extra(services="key,n-api,n-cpu")

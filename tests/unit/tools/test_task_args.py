@@ -28,9 +28,11 @@ class TaskArgsTestCase(testtools.TestCase):
         super().setUp()
         self.out = os.path.join(self.useFixture(fixtures.TempDir()).path, "task-args.yaml")
 
-    def write(self, *kinds, **env):
+    def write(self, *kinds, virt_type="kvm", **env):
         argv = ["--out", self.out, "--network-id", "net-1", "--proxy-command", "/p %h %p",
                 "--access-namespace", "ns1"]
+        if virt_type:
+            argv += ["--libvirt-virt-type", virt_type]
         for kind in kinds:
             argv += ["--kind", kind]
         with mock.patch.dict(os.environ, env), mock.patch("sys.stdout", io.StringIO()):
@@ -50,6 +52,21 @@ class TaskArgsTestCase(testtools.TestCase):
         self.assertEqual(("vmct-net", "/p %h %p", "ns1"),
                          (args["network"], args["proxy_command"], args["access_namespace"]))
 
+    def test_the_libvirt_kind_is_named_for_its_virt_type(self):
+        args = yaml.safe_load(self.write("kvm", "docker", virt_type="qemu"))
+        self.assertEqual(["qemu-tcg", "docker"], list(args["instance_kinds"]))
+        self.assertEqual("qemu-tcg", args["libvirt_kind"])
+        self.assertEqual("qemu", args["kinds"][0]["availability_zone"])
+        self.assertEqual("kvm", yaml.safe_load(self.write("kvm"))["libvirt_kind"])
+        self.assertIsNone(yaml.safe_load(self.write("docker", virt_type=None))["libvirt_kind"])
+
+    def test_the_libvirt_kind_needs_its_virt_type(self):
+        err = io.StringIO()
+        with mock.patch("sys.stderr", err):
+            self.assertRaises(SystemExit, self.write, "kvm", virt_type=None)
+        self.assertIn("--libvirt-virt-type kvm|qemu", err.getvalue())
+        self.assertFalse(os.path.exists(self.out))
+
     def test_fields_override_and_about_keeps_commas(self):
         text = self.write("kvm,zone=fast,flavor=m1,about=libvirt, QEMU TCG",
                           "fake,image=i,flavor=f,zone=z")
@@ -66,7 +83,7 @@ class TaskArgsTestCase(testtools.TestCase):
         self.assertEqual("debian", args["kinds"][0]["ssh_user"])
 
     def test_bad_kinds_name_the_argument_and_the_fix(self):
-        for spec, words in (("fake", ["--kind 'fake'", "image, flavor, zone", "kvm, docker"]),
+        for spec, words in (("fake", ["--kind 'fake'", "image, flavor, zone", "kvm, qemu-tcg, docker"]),
                             ("kvm,imag=x", ["'imag=x'", "image, flavor, zone"]),
                             ("kvm,zone=", ["'zone='"])):
             err = io.StringIO()
