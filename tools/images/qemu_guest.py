@@ -4,7 +4,8 @@ A Debian cloud kernel plus an initramfs that holds the whole userland: busybox (
 shell), dropbear (sshd on 22), sysbench and netperf/netserver with exactly the shared libraries
 their ELF headers name, the kernel modules for virtio, the config-drive CD-ROM and the ACPI
 power button, and a virtio root disk with an ext2 file system mounted on /var/tmp (where
-sysbench fileio runs, with O_DIRECT). Packages come from the machine's Debian mirrors (apt-get download, dpkg-deb -x).
+sysbench fileio runs, with O_DIRECT). Packages come from the machine's Debian mirrors
+(apt-get download, dpkg-deb -x).
 
   python3 qemu_guest.py OUTDIR CACHEDIR     writes OUTDIR/{vmlinuz,initrd.img,disk.qcow2,build-id}
   python3 qemu_guest.py --packages          prints the packages it would download, one a line

@@ -83,7 +83,8 @@ class TaskArgsTestCase(testtools.TestCase):
         self.assertEqual("debian", args["kinds"][0]["ssh_user"])
 
     def test_bad_kinds_name_the_argument_and_the_fix(self):
-        for spec, words in (("fake", ["--kind 'fake'", "image, flavor, zone", "kvm, qemu-tcg, docker"]),
+        for spec, words in (("fake", ["--kind 'fake'", "image, flavor, zone",
+                                      "kvm, qemu-tcg, docker"]),
                             ("kvm,imag=x", ["'imag=x'", "image, flavor, zone"]),
                             ("kvm,zone=", ["'zone='"])):
             err = io.StringIO()
