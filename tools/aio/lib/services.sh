@@ -12,11 +12,18 @@ start_keystone() {
     touch "$S/data/.identity_done"
 }
 
+# the largest chunk of a chunked upload Glance takes (bytes): 256 MB
+GLANCE_CHUNK_LIMIT=268435456
+
 start_apis() {
     start_uwsgi placement 8778 placement.wsgi.api:application "$S/etc/placement/placement.conf" \
         --env "OS_PLACEMENT_CONFIG_DIR=$S/etc/placement"
+    # uwsgi reads a chunked request body one chunk at a time, each at most chunked-input-limit
+    # (1 MB by default: larger chunks were HTTP 500 "unable to receive chunked part"). Clients
+    # choose their chunk size (docker-py's image export, which the Docker driver's snapshot
+    # streams to Glance, sends 2 MB), so allow large chunks; the image size is not limited.
     start_uwsgi glance-api 9292 glance.wsgi.api:application "$S/etc/glance/glance-api.conf" \
-        --env "OS_GLANCE_CONFIG_DIR=$S/etc/glance"
+        --env "OS_GLANCE_CONFIG_DIR=$S/etc/glance" --chunked-input-limit "$GLANCE_CHUNK_LIMIT"
     start_uwsgi nova-api 8774 nova.wsgi.osapi_compute:application "$S/etc/nova/nova.conf" \
         --env "OS_NOVA_CONFIG_DIR=$S/etc/nova"
     start_uwsgi neutron-api 9696 neutron.wsgi.api:application "$NEUTRON_CFGS" \
