@@ -140,7 +140,8 @@ write_neutron_conf() {
     { cat <<EOF
 [DEFAULT]
 core_plugin = ml2
-service_plugins =
+# routers for Rally's network context (tenant networks only: there is no external network)
+service_plugins = router
 auth_strategy = keystone
 transport_url = $(rabbit_url)
 host = $AIO_HOST
@@ -184,6 +185,15 @@ interface_driver = openvswitch
 ovs_use_veth = true
 dhcp_driver = neutron.agent.linux.dhcp.Dnsmasq
 enable_isolated_metadata = false
+[ovs]
+ovsdb_connection = tcp:127.0.0.1:6640
+EOF
+    # routers live in qrouter- namespaces of this host and route only between tenant subnets
+    write_if_changed "$S/etc/neutron/l3_agent.ini" <<EOF || true
+[DEFAULT]
+interface_driver = openvswitch
+ovs_use_veth = true
+agent_mode = legacy
 [ovs]
 ovsdb_connection = tcp:127.0.0.1:6640
 EOF

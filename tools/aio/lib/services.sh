@@ -44,6 +44,9 @@ start_neutron_agents() {
     start_svc neutron-dhcp-agent "$NEUTRON_CFGS $S/etc/neutron/dhcp_agent.ini" neutron-dhcp-agent \
         --config-file "$S/etc/neutron/neutron.conf" --config-file "$S/etc/neutron/dhcp_agent.ini" \
         --log-file "$S/logs/neutron-dhcp-agent.log"
+    start_svc neutron-l3-agent "$NEUTRON_CFGS $S/etc/neutron/l3_agent.ini" neutron-l3-agent \
+        --config-file "$S/etc/neutron/neutron.conf" --config-file "$S/etc/neutron/l3_agent.ini" \
+        --log-file "$S/logs/neutron-l3-agent.log"
 }
 
 start_ovs_agent() { # NAME INI
