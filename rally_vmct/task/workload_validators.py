@@ -9,11 +9,13 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Task validators for the benchmark scenarios' ``workloads`` argument."""
+"""Task validators for the benchmark scenarios' workload arguments."""
 
 from rally.common import validation
 
 from rally_vmct.workloads import plan as plan_lib
+from rally_vmct.workloads import repeat
+from rally_vmct.workloads import storage
 
 
 @validation.configure(name="vmct_workloads")
@@ -61,3 +63,22 @@ class NonEmptyListValidator(validation.Validator):
         if not isinstance(value, list) or not value:
             self.fail("Argument '%s' must be a non-empty list, got %r"
                       % (self.param_name, value))
+
+
+@validation.configure(name="vmct_workload_options")
+class WorkloadOptionsValidator(validation.Validator):
+    """``fileio_dir`` is an absolute path; ``min_runs``/``max_runs``/``cv_target`` fit.
+
+    The same checks the scenarios make at run time (storage.check_fileio_dir,
+    repeat.RunPolicy), reported before the task starts.
+    """
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        args = (config or {}).get("args", {})
+        try:
+            if args.get("fileio_dir") is not None:
+                storage.check_fileio_dir(args["fileio_dir"])
+            repeat.RunPolicy(args.get("min_runs", 1), args.get("max_runs"),
+                             args.get("cv_target"))
+        except (storage.StorageError, repeat.RunPolicyError) as e:
+            self.fail(str(e))

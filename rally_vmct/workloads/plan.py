@@ -27,6 +27,7 @@ import collections
 import shlex
 
 from rally_vmct.workloads import netperf
+from rally_vmct.workloads import storage
 from rally_vmct.workloads import sysbench
 
 TOOLS = ("sysbench", "netperf")
@@ -87,18 +88,33 @@ class Workload(object):
         self.params = params
 
     @property
+    def fileio(self):
+        return self.tool == "sysbench" and self.test == "fileio"
+
+    @property
+    def direct(self):
+        """Whether this is a sysbench fileio workload with O_DIRECT (extra_flags direct)."""
+        return self.fileio and storage.is_direct(self.params)
+
+    @property
     def label(self):
-        """Human name, also the chart group: ``sysbench fileio rndrd``."""
+        """Human name, also the chart group: ``sysbench fileio rndrd direct``.
+
+        O_DIRECT is part of the name, so direct and buffered results never share a
+        chart or a comparison cell.
+        """
         words = [self.tool, self.test]
-        if self.tool == "sysbench" and self.test == "fileio":
+        if self.fileio:
             words.append(self.params["test_mode"])
+            if self.direct:
+                words.append("direct")
         if self.tool == "sysbench" and self.test == "memory" and "oper" in self.params:
             words.append(self.params["oper"])
         return " ".join(words)
 
     @property
     def atomic_name(self):
-        """Atomic action name: ``vmct.sysbench_fileio_rndrd``."""
+        """Atomic action name: ``vmct.sysbench_fileio_rndrd_direct``."""
         return "vmct." + self.label.replace(" ", "_").lower()
 
     def __repr__(self):
@@ -158,13 +174,28 @@ def needed_tools(plan):
     return [tool for tool in TOOLS if any(w.tool == tool for w in plan)]
 
 
+def primary_metric(workload, dialect=None):
+    """The metric whose CV decides how often ``workload`` repeats (see repeat.py).
+
+    sysbench: what its mode is judged by (sysbench.primary_metric): events_per_second
+    for a fixed-time run (1.0 by default), total_time for a fixed-work one (0.4/0.5 by
+    default). netperf: transaction_rate for the RR tests, throughput for TCP_STREAM.
+    """
+    if workload.tool == "netperf":
+        return "transaction_rate" if netperf.is_rr(workload.test) else "throughput"
+    mode = sysbench.run_mode(workload.test, dialect or "1.0", workload.params.get("time"),
+                             workload.params.get("events"))
+    return sysbench.primary_metric(mode)
+
+
 def steps(workload, dialect=None, netperf_host=None, control_port=None,
-          data_port=None, workdir="/tmp/vmct-fileio"):
+          data_port=None, workdir=storage.DEFAULT_FILEIO_DIR, remove_workdir=True):
     """The :class:`Step` list that runs ``workload`` in an instance.
 
     :param dialect: the instance's sysbench dialect (sysbench workloads)
     :param netperf_host: netserver address (netperf workloads)
-    :param workdir: where sysbench fileio writes its files (made and removed)
+    :param workdir: where sysbench fileio writes its files (made if missing)
+    :param remove_workdir: remove ``workdir`` after the clean-up (when it was made here)
     """
     if workload.tool == "netperf":
         if not netperf_host:
@@ -184,10 +215,11 @@ def steps(workload, dialect=None, netperf_host=None, control_port=None,
                           cwd=workdir)
     cleanup = sysbench.render(sysbench.build("fileio", dialect, "cleanup", **workload.params),
                               cwd=workdir)
+    if remove_workdir:
+        cleanup += " && rmdir %s" % shlex.quote(workdir)
     return [Step("prepare", made + prepare, False, False),
             Step("run", run, True, False),
-            Step("cleanup", cleanup + " && rmdir %s" % shlex.quote(workdir),
-                 False, True)]
+            Step("cleanup", cleanup, False, True)]
 
 
 def parse_output(workload, output, dialect=None):

@@ -36,7 +36,7 @@ class ContainerBenchmarkTestCase(testtools.TestCase):
             "workloads": [
                 {"sysbench": "cpu", "max_prime": 2000, "time": 1},
                 {"sysbench": "fileio", "test_mode": "seqwr", "block_size": "4K",
-                 "total_size": "8M", "num": 2, "time": 1},
+                 "total_size": "8M", "num": 2, "time": 1, "extra_flags": "direct"},
                 {"netperf": "TCP_STREAM", "duration": 1},
                 {"netperf": "TCP_RR", "duration": 1}],
             "netperf_peer": {"host": "127.0.0.1", "control_port": control_port,
@@ -52,8 +52,8 @@ class ContainerBenchmarkTestCase(testtools.TestCase):
             charts = {c["title"]: dict(c["data"]) for c in iteration["output"]["additive"]}
             self.assertGreater(
                 charts["docker: sysbench cpu [events/s]"]["events_per_second"], 10)
-            self.assertGreater(
-                charts["docker: sysbench fileio seqwr [writes/s]"]["writes_per_second"], 1)
+            self.assertGreater(charts["docker: sysbench fileio seqwr direct [writes/s]"][
+                "writes_per_second"], 1)
             self.assertGreater(charts["docker: netperf TCP_STREAM [Mbit/s]"]["throughput"],
                                100)
             self.assertGreater(
@@ -63,6 +63,13 @@ class ContainerBenchmarkTestCase(testtools.TestCase):
             # The container's own userland (Debian's sysbench), the host's kernel.
             self.assertEqual("sysbench 1.0.20", facts["sysbench"])
             self.assertEqual(os.uname().release, facts["kernel"])
+            # Detected, not assumed: a Docker container on this (virtual) host.
+            self.assertTrue(facts["virtualization"].startswith("container (docker), host: "),
+                            facts["virtualization"])
+            # O_DIRECT on the container's overlay2 writable layer, in /var/tmp.
+            self.assertEqual(("/var/tmp/vmct-fileio", "overlay", "on"),
+                             (facts["fileio_dir"], facts["fileio_fs"], facts["fileio_direct"]))
+            self.assertIn("overlay2 writable layer", facts["fileio_device"])
 
         report = os.path.join(home.path, "report.html")
         home.rally("task", "report", "--html-static", "--out", report)

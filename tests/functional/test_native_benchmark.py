@@ -8,9 +8,11 @@ with its own DB in a temp dir and an empty env: no cloud involved.
 import json
 import os
 import subprocess
+import uuid
 
 import testtools
 
+from rally_vmct.task import output
 from tests.functional import rally_home
 from tests.functional import sshd
 
@@ -52,11 +54,13 @@ class NativeBenchmarkTestCase(testtools.TestCase):
                 {"sysbench": "memory", "block_size": "1K", "oper": "read",
                  "total_size": "64M", "time": 1},
                 {"sysbench": "fileio", "test_mode": "rndrd", "block_size": "4K",
-                 "total_size": "8M", "num": 2, "time": 1},
+                 "total_size": "8M", "num": 2, "time": 1, "extra_flags": "direct"},
                 {"netperf": "TCP_RR", "duration": 1}],
             "netperf_peer": {"host": "127.0.0.1", "control_port": self.netserver_port,
                              "data_port": sshd.free_port(), "ssh": self.host(),
                              "listen": "127.0.0.1"},
+            "fileio_dir": "/var/tmp/vmct-fileio-test-%s" % uuid.uuid4().hex[:8],
+            "min_runs": 2, "max_runs": 3, "cv_target": 50,
         }
         task = write_task(os.path.join(self.home.path, "task.json"), args)
         proc = self.home.rally("task", "start", task)
@@ -72,17 +76,27 @@ class NativeBenchmarkTestCase(testtools.TestCase):
             self.assertGreater(cpu, 10)
             self.assertGreater(
                 charts["native: sysbench memory read [MiB/s]"]["mib_per_second"], 1)
-            self.assertGreater(
-                charts["native: sysbench fileio rndrd [reads/s]"]["reads_per_second"], 1)
+            self.assertGreater(charts["native: sysbench fileio rndrd direct [reads/s]"][
+                "reads_per_second"], 1)
             self.assertGreater(
                 charts["native: netperf TCP_RR [trans/s]"]["transaction_rate"], 100)
             actions = [a["name"] for a in iteration["atomic_actions"]]
             self.assertEqual(["vmct.start_netserver", "vmct.sysbench_cpu",
-                              "vmct.sysbench_memory_read", "vmct.sysbench_fileio_rndrd",
-                              "vmct.netperf_tcp_rr"], actions)
-            facts = dict(next(c for c in iteration["output"]["complete"]
-                              if c["title"] == "native: instance facts")["data"]["rows"])
+                              "vmct.sysbench_memory_read",
+                              "vmct.sysbench_fileio_rndrd_direct", "vmct.netperf_tcp_rr"],
+                             actions)
+            complete = {c["title"]: c for c in iteration["output"]["complete"]}
+            facts = dict(complete["native: instance facts"]["data"]["rows"])
             self.assertEqual("1.0", facts["sysbench dialect"])
+            self.assertEqual([], [key for key, _ in output.DISCLOSED_FACTS
+                                  if not facts.get(key)])
+            self.assertEqual("loopback on the host (127.0.0.1)", facts["netperf_path"])
+            self.assertEqual("none (not a Nova instance)", facts["nova_hypervisor_type"])
+            self.assertEqual(("on", args["fileio_dir"]),
+                             (facts["fileio_direct"], facts["fileio_dir"]))
+            self.assertEqual("2-3 (cv_target 50 %)", facts["runs"])
+            runs = complete["native: sysbench cpu runs"]["data"]["rows"]
+            self.assertIn(len(runs), (2, 3))
 
         # netserver bound to loopback only, as asked (listen)
         listening = subprocess.run(["ss", "-Hltn", "sport = :%d" % self.netserver_port],
@@ -96,7 +110,7 @@ class NativeBenchmarkTestCase(testtools.TestCase):
         with open(report) as f:
             html = f.read()
         self.assertIn("native: sysbench cpu [events/s]", html)
-        self.assertIn("vmct.sysbench_fileio_rndrd", html)
+        self.assertIn("vmct.sysbench_fileio_rndrd_direct", html)
 
     def test_refused_login_fails_the_iteration_clearly(self):
         other_key = self.useFixture(sshd.SSHServer()).key_file
@@ -117,6 +131,8 @@ class NativeBenchmarkTestCase(testtools.TestCase):
              "'netperf_peer' must name the netserver peer"),
             ({"hosts": []}, "Argument 'hosts' must be a non-empty list"),
             ({"hosts": [dict(self.host(), keyfile="/x")]}, "keyfile"),
+            ({"hosts": [self.host()], "fileio_dir": "tmp/x"},
+             "Argument 'fileio_dir' must be an absolute directory path"),
         ]
         for args, message in cases:
             task = write_task(os.path.join(self.home.path, "bad.json"), args)

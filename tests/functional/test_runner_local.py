@@ -37,7 +37,7 @@ class LocalRunnerTestCase(test_netperf_real.NetserverTestCase):
         facts, dialect, results = runner.run_plan(
             local_execute, workloads, "this host", timeout=120,
             netperf_host="127.0.0.1", control_port=self.control_port,
-            data_port=self.data_port, workdir=os.path.join(workdir, "fileio"))
+            data_port=self.data_port, fileio_dir=os.path.join(workdir, "fileio"))
         self.assertEqual("1.0", dialect)
         self.assertTrue(facts["sysbench"].startswith("sysbench 1.0"))
         for result in results:
@@ -54,7 +54,7 @@ class LocalRunnerTestCase(test_netperf_real.NetserverTestCase):
     def test_missing_tool_on_a_host_without_it(self):
         # A PATH with the shell utilities the facts script uses, and no sysbench.
         bin_dir = self.useFixture(fixtures.TempDir()).path
-        for tool in ("sh", "uname", "sed", "head", "nproc", "grep", "cat", "cut"):
+        for tool in ("sh", "uname", "sed", "head", "nproc", "grep", "cat", "cut", "tr"):
             os.symlink(shutil.which(tool), os.path.join(bin_dir, tool))
 
         def no_sysbench(command, timeout):

@@ -23,12 +23,14 @@ from rally_vmct.common import ssh as vmct_ssh
 from rally_vmct import opts
 from rally_vmct.task import benchmark_report
 from rally_vmct.task import kinds
+from rally_vmct.task import nova_facts
 from rally_vmct.task.contexts import netperf_peer as peer_context
 from rally_vmct.task.contexts import workload_image
 from rally_vmct.task.scenarios import instance
 from rally_vmct.task.scenarios import lifecycle
 from rally_vmct.task.scenarios import native
 from rally_vmct.task import workload_validators  # noqa: F401  (registers vmct_workloads)
+from rally_vmct.workloads import facts as facts_lib
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner
 
@@ -82,6 +84,7 @@ class BenchmarkAccessValidator(common_validation.Validator):
 
 @validation.add("vmct_benchmark_access")
 @validation.add("vmct_workloads", param_name="workloads")
+@validation.add("vmct_workload_options")
 @lifecycle._validated
 @scenario.configure(name="VMCT.boot_and_benchmark", platform="openstack",
                     context={"cleanup@openstack": ["nova"]})
@@ -99,7 +102,18 @@ class BootAndBenchmark(instance.InstanceScenario):
             if not netperf_peer:
                 raise PeerMissing("netperf_peer 'instance' needs the %s context (no netserver "
                                   "instance in this tenant)" % peer_context.KEY)
+            self.peer_server_id = netperf_peer.get("server_id")
         return native.peer_arguments(self, netperf_peer)
+
+    def _cloud_facts(self, plan, peer):
+        """nova_hypervisor_type/version (admin API, never failing) and netperf_path."""
+        admin = self.admin_clients("nova") if getattr(self, "_admin_clients", None) else None
+        facts, same_host = nova_facts.lookup(admin, self.server.id, self.peer_server_id)
+        facts["netperf_path"] = facts_lib.NO_NETPERF
+        if peer and "netperf" in plan_lib.needed_tools(plan):
+            facts["netperf_path"] = facts_lib.instance_netperf_path(
+                peer["netperf_host"], bool(self.peer_server_id), same_host)
+        return facts
 
     def run(self, kind: kinds.KindArg,
             workloads: list[dict[str, t.Any]] | None = None,
@@ -108,22 +122,32 @@ class BootAndBenchmark(instance.InstanceScenario):
             proxy_command: str | None = None,
             ssh_user: t.Annotated[str, scenario.Field(min_length=1)] | None = None,
             command_timeout: t.Annotated[float, scenario.Field(gt=0)] | None = None,
-            boot_args: dict[str, t.Any] | None = None):
+            boot_args: dict[str, t.Any] | None = None,
+            fileio_dir: str | None = None,
+            min_runs: native.RunCount = 1,
+            max_runs: native.RunCount | None = None,
+            cv_target: native.CvTarget | None = None):
         """Boot a server of a kind, run sysbench and netperf in it over SSH, delete it.
 
         Atomic actions, in order: vmct.build, vmct.wait_for_network,
         vmct.wait_for_ssh (until an SSH command succeeds), one vmct.<tool>_<test>
-        per workload (e.g. vmct.sysbench_cpu, vmct.netperf_tcp_rr), vmct.delete.
+        per workload (e.g. vmct.sysbench_cpu, vmct.sysbench_fileio_rndrd_direct,
+        vmct.netperf_tcp_rr), vmct.delete.
         Before the workloads the iteration records the instance's facts (kernel,
-        CPU model, vCPUs, memory, tool versions) and checks the tools: a missing
-        sysbench or netperf fails the iteration with one error naming the tool
-        and where to get an image with it (tools/images, and
+        CPU model, vCPUs, memory, tool versions, virtualisation detected from CPU
+        flags, clocksources, DMI, dmesg and container evidence: e.g. "QEMU TCG
+        (emulated)", "KVM (hardware-assisted)", "container (docker), host: KVM
+        guest"; where fileio's files live; the netperf path; with Rally's admin
+        credential the Nova hypervisor type and version) and checks the tools: a
+        missing sysbench or netperf fails the iteration with one error naming
+        the tool and where to get an image with it (tools/images, and
         tools/images/docker/README.md for the Docker image; or the
         vmct_workload_image context with prepare: true). Output: per workload an
-        additive StatsTable "<kind>: <workload> [<unit>]", "<kind>: lifecycle
-        [s]", a table of every metric, the instance facts, the server's state
-        transitions, and the raw output of any workload whose output could not
-        be parsed (the iteration then fails).
+        additive StatsTable "<kind>: <workload> [<unit>]" (the mean of its runs),
+        "<kind>: lifecycle [s]", a table of every metric, the instance facts,
+        one table of every run per workload, the server's state transitions,
+        and the raw output of any workload whose output could not be parsed
+        (the iteration then fails).
 
         :param kind: instance kind: {name: LABEL, image: {name|id|regex: ...},
             flavor: {name|id|regex: ...}, availability_zone: AZ (optional),
@@ -155,13 +179,28 @@ class BootAndBenchmark(instance.InstanceScenario):
         :param boot_args: extra arguments for Nova's server create, e.g.
             {nics: [{net-name: private}]}; without nics the network context's
             network is used
+        :param fileio_dir: absolute directory in the instance where sysbench
+            fileio writes its files, on block storage so O_DIRECT works; default
+            /var/tmp/vmct-fileio (the QEMU guest's virtio disk, a container's
+            overlay2 writable layer). Made if missing (and then removed afterwards)
+        :param min_runs: runs of each workload per iteration, at least (default 1)
+        :param max_runs: runs of each workload per iteration, at most (default
+            min_runs); without cv_target every workload runs max_runs times
+        :param cv_target: percent; after min_runs runs, stop repeating a
+            workload once the coefficient of variation of its primary metric
+            (sysbench events_per_second, or total_time for fixed-work 0.4/0.5
+            runs; netperf throughput, or transaction_rate for RR tests) is at
+            most this (needs max_runs > min_runs). Every run is in the table
+            "<kind>: <workload> runs"; the charts show the mean
         """
+        options = native.run_options(fileio_dir, min_runs, max_runs, cv_target)
         if ssh_user:
             kind = dict(kind, ssh_user=ssh_user)
         image_id = workload_image.image_for(self.context, kind)
         if image_id:
             kind = dict(kind, image_id=image_id)
         self._start_iteration(kind, probe, True, proxy_command)
+        self.peer_server_id = None
         peer = self._peer(netperf_peer)
         plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
             with_network=bool(peer)))
@@ -181,10 +220,11 @@ class BootAndBenchmark(instance.InstanceScenario):
                 try:
                     facts, dialect, results = runner.run_plan(
                         vmct_ssh.executor(client), plan, where, timeout=timeout,
-                        timer=functools.partial(atomic.ActionTimer, self), **peer)
+                        timer=functools.partial(atomic.ActionTimer, self), **options, **peer)
                 except runner.ToolMissing as e:
                     raise runner.ToolMissing("%s. Image with the tools: %s"
                                              % (e, IMAGE_HINT)) from None
+            facts.update(self._cloud_facts(plan, peer))
             self._fetch_actions()
             gone = self._delete()
             self.add_output(additive=self._lifecycle_chart(gone.at - self.t0))

@@ -20,11 +20,14 @@ class FakeScenario(object):
             self.complete.append(complete)
 
 
-def result(item, metric_values=None, error=None, outputs=()):
+def result(item, metric_values=None, error=None, outputs=(), runs=None):
     res = runner.WorkloadResult(plan.parse_plan([item])[0])
-    res.metrics = metric_values or {}
+    res.runs = runs if runs is not None else ([metric_values] if metric_values else [])
+    res.metrics = metric_values or runner.mean_metrics(res.runs)
     res.error = error
     res.outputs = list(outputs)
+    res.primary = plan.primary_metric(res.workload, "1.0")
+    res.stop_reason = "1 run(s) as asked (no CV)"
     return res
 
 
@@ -62,3 +65,28 @@ class ReportTestCase(testtools.TestCase):
         self.assertEqual("kvm: netperf TCP_RR raw output (failed)", raw["title"])
         self.assertEqual("TextArea", raw["chart_plugin"])
         self.assertIn("establish control: refused", raw["data"])
+
+    def test_every_run_is_a_table_and_the_chart_shows_their_mean(self):
+        def run(eps, latency):
+            return {"events_per_second": metrics.Metric(eps, "events/s"),
+                    "latency_avg": metrics.Metric(latency, "ms")}
+        cpu = result({"sysbench": "cpu"}, runs=[run(900.0, 1.0), run(1000.0, 1.2),
+                                                run(950.0, 1.1)])
+        cpu.stop_reason = "CV 5.3 % <= cv_target 6 %"
+        scenario = FakeScenario()
+        benchmark_report.report(scenario, "kvm", {"runs": "2-5 (cv_target 6 %)"}, "1.0",
+                                [cpu], "instance a")
+        chart = scenario.additive[0]
+        self.assertEqual([["events_per_second", 950.0]], chart["data"])
+        self.assertIn("mean over this iteration's runs", chart["description"])
+        self.assertIn("'kvm: sysbench cpu runs'", chart["description"])
+        [table] = [c for c in scenario.complete if c["title"] == "kvm: sysbench cpu runs"]
+        self.assertEqual("Table", table["chart_plugin"])
+        self.assertEqual(["run", "events_per_second [events/s]", "latency_avg [ms]"],
+                         table["data"]["cols"])
+        self.assertEqual([[1, 900.0, 1.0], [2, 1000.0, 1.2], [3, 950.0, 1.1]],
+                         table["data"]["rows"])
+        self.assertIn("the CV of events_per_second: CV 5.3 % <= cv_target 6 %",
+                      table["description"])
+        facts = dict(scenario.complete[1]["data"]["rows"])
+        self.assertEqual("2-5 (cv_target 6 %)", facts["runs"])

@@ -1,15 +1,21 @@
 """VMCT.boot_and_benchmark against a scripted fake Nova and a scripted SSH client."""
 
+import shlex
+import types
 from unittest import mock
 
 from rally.common import validation
+from rally.task import scenario as rally_scenario
 
 from rally_vmct.task import benchmark_report
+from rally_vmct.task import nova_facts
+from rally_vmct.task import output
 from rally_vmct.task.scenarios import benchmark
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner
 from tests.unit.scenarios import test_lifecycle
 from tests.unit.task import benchfakes
+from tests.unit.workloads import test_runner
 
 KIND = dict(test_lifecycle.KIND)
 Invalid = validation.ValidationError
@@ -21,6 +27,7 @@ def sysbench_answers():
     """Every KEK sysbench workload answered with a real sysbench 1.0 output."""
     f = benchfakes.fixture
     return [("uname", (0, benchfakes.FACTS, "")),
+            ("vmct-mounts-begin", (0, f("facts/qemu-tcg-guest-var-tmp.probe"), "")),
             (" prepare", (0, f("sysbench/1.0-fileio-prepare.txt"), "")),
             (" cleanup", (0, f("sysbench/1.0-fileio-cleanup.txt"), "")),
             ("sysbench cpu", (0, f("sysbench/1.0-cpu.txt"), "")),
@@ -31,6 +38,28 @@ def sysbench_answers():
             ("--file-test-mode=seqwr", (0, f("sysbench/1.0-fileio-seqwr.txt"), "")),
             ("--file-test-mode=rndwr", (0, f("sysbench/1.0-fileio-rndwr.txt"), "")),
             ("netperf -H", (0, f("netperf/tcp_rr.keyval"), ""))]
+
+
+class FakeAdminNova(object):
+    """Admin Nova: servers with their compute host, and os-hypervisors."""
+
+    def __init__(self, hosts, hypervisors=None, error=None):
+        self.hosts = hosts              # server id -> (host, hypervisor hostname)
+        self.error = error
+        self.servers = types.SimpleNamespace(get=self.get)
+        self.hypervisors = types.SimpleNamespace(list=lambda: list(hypervisors or []))
+
+    def get(self, server_id):
+        if self.error:
+            raise self.error
+        host, hostname = self.hosts[server_id]
+        return types.SimpleNamespace(**{"id": server_id, "OS-EXT-SRV-ATTR:host": host,
+                                        "OS-EXT-SRV-ATTR:hypervisor_hostname": hostname})
+
+
+def hypervisor(hostname, kind="QEMU", version=7002022):
+    return types.SimpleNamespace(hypervisor_hostname=hostname, hypervisor_type=kind,
+                                 hypervisor_version=version)
 
 
 class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
@@ -52,6 +81,10 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
 
     def ran(self, needle):
         return [c for _, c in self.commands if needle in c]
+
+    def facts(self, s):
+        [facts] = self.output(s, "complete", "instance facts")
+        return dict(facts["data"]["rows"])
 
     def test_happy_path_with_the_peer_instance(self):
         s = self.make_benchmark({"vmct_netperf_peer": PEER})
@@ -75,10 +108,13 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         rows = {(r[0], r[1]): r[2] for r in metrics["data"]["rows"]}
         self.assertEqual(29788.33, rows[("sysbench cpu", "events_per_second")])
         self.assertEqual(57719.844, rows[("netperf TCP_RR", "transaction_rate")])
-        [facts] = self.output(s, "complete", "instance facts")
-        facts = dict(facts["data"]["rows"])
+        facts = self.facts(s)
         self.assertEqual("instance srv-1 (kind kvm, 10.0.0.5)", facts["where"])
         self.assertEqual("1.0", facts["sysbench dialect"])
+        self.assertEqual("instance -> netserver instance 10.0.0.9 over the cloud network "
+                         "(Neutron)", facts["netperf_path"])
+        self.assertEqual("unknown (no admin credential)", facts["nova_hypervisor_type"])
+        self.assertEqual("1", facts["runs"])
 
     def test_default_workloads_without_peer_are_keks_sysbench_ones(self):
         s = self.make_benchmark()
@@ -172,6 +208,98 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         s.run(dict(KIND), workloads=[{"sysbench": "cpu"}])
         self.assertEqual("img-1", self.nova.servers.created[0].kwargs["image"])
 
+    def test_every_disclosed_fact_is_recorded(self):
+        self.answers[0] = ("uname", (0, benchfakes.fixture("facts/qemu-tcg-guest.facts"), ""))
+        s = self.make_benchmark({"vmct_netperf_peer": PEER})
+        s.run(dict(KIND), workloads=[{"sysbench": "cpu"}, {"netperf": "TCP_RR"},
+                                     {"sysbench": "fileio", "test_mode": "rndrd",
+                                      "extra_flags": "direct"}])
+        facts = self.facts(s)
+        missing = [key for key, _ in output.DISCLOSED_FACTS if not facts.get(key)]
+        self.assertEqual([], missing)
+        self.assertEqual(("QEMU TCG (emulated)", "yes"),
+                         (facts["virtualization"], facts["emulated"]))
+        self.assertEqual(("/var/tmp/vmct-fileio", "ext2", "/dev/vda (virtio_blk)", "on"),
+                         (facts["fileio_dir"], facts["fileio_fs"], facts["fileio_device"],
+                          facts["fileio_direct"]))
+        self.assertIn("vmct.sysbench_fileio_rndrd_direct", test_lifecycle.names(
+            s.atomic_actions()))
+
+    def test_admin_credential_names_the_hypervisor_and_the_peer_host(self):
+        s = self.make_benchmark({"vmct_netperf_peer": PEER})
+        admin = FakeAdminNova({"srv-1": ("cmp-a", "cmp-a.example"),
+                               "srv-p": ("cmp-b", "cmp-b.example")},
+                              [hypervisor("cmp-b.example", "docker", 20010024),
+                               hypervisor("cmp-a.example")])
+        s._admin_clients = types.SimpleNamespace(nova=lambda: admin)
+        s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}])
+        facts = self.facts(s)
+        self.assertEqual("QEMU", facts["nova_hypervisor_type"])
+        self.assertEqual("7002022 (7.2.22)", facts["nova_hypervisor_version"])
+        self.assertEqual("cmp-a", facts["nova_compute_host"])
+        self.assertTrue(facts["netperf_path"].endswith("(Neutron), another compute host"))
+        # every disclosed fact is there even when a tool or fileio is not used
+        self.assertEqual([], [key for key, _ in output.DISCLOSED_FACTS if not facts.get(key)])
+        self.assertEqual("not used (no sysbench workload)", facts["sysbench dialect"])
+
+    def test_peer_on_the_same_compute_host(self):
+        s = self.make_benchmark({"vmct_netperf_peer": PEER})
+        admin = FakeAdminNova({"srv-1": ("cmp-a", "cmp-a.example"),
+                               "srv-p": ("cmp-a", "cmp-a.example")},
+                              [hypervisor("cmp-a.example", version=None)])
+        s._admin_clients = types.SimpleNamespace(nova=lambda: admin)
+        s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}])
+        facts = self.facts(s)
+        self.assertTrue(facts["netperf_path"].endswith("(Neutron), same compute host"))
+        self.assertEqual("unknown", facts["nova_hypervisor_version"])
+
+    def test_admin_lookup_failure_is_a_warning_not_a_failure(self):
+        s = self.make_benchmark()
+        admin = FakeAdminNova({}, error=RuntimeError("403 Forbidden"))
+        s._admin_clients = types.SimpleNamespace(nova=lambda: admin)
+        with mock.patch.object(nova_facts.LOG, "warning") as warning:
+            s.run(dict(KIND), workloads=[{"sysbench": "cpu"}])
+        self.assertIn("403 Forbidden", warning.call_args[0][0])
+        facts = self.facts(s)
+        self.assertEqual("unknown (admin lookup failed: RuntimeError)",
+                         facts["nova_hypervisor_type"])
+        self.assertEqual("not measured (no netperf workload)", facts["netperf_path"])
+        self.assertEqual([self.nova.servers.created[0].id], self.nova.servers.deleted)
+
+    def test_explicit_peer_host_path(self):
+        s = self.make_benchmark()
+        s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}],
+              netperf_peer={"host": "198.51.100.8"})
+        self.assertEqual("instance -> host 198.51.100.8", self.facts(s)["netperf_path"])
+
+    def test_fileio_dir_and_run_count_arguments(self):
+        runs = test_runner.Answers(*[(0, test_runner.cpu_output(v), "")
+                                     for v in (1000, 1300, 1000, 1001)])
+        self.answers.insert(0, ("sysbench cpu", runs))
+        s = self.make_benchmark()
+        s.run(dict(KIND), workloads=[{"sysbench": "cpu"},
+                                     {"sysbench": "fileio", "test_mode": "seqwr"}],
+              fileio_dir="/mnt/it's here", min_runs=2, max_runs=3, cv_target=50)
+        self.assertEqual(2, runs.calls)
+        [prepare] = self.ran(" prepare")
+        self.assertIn("mkdir -p '/mnt/it'\"'\"'s here' && cd '/mnt/it'\"'\"'s here' && ", prepare)
+        script = shlex.split(self.ran("vmct-mounts-begin")[0])[2]
+        self.assertEqual(["d=/mnt/it's here"], shlex.split(script.splitlines()[1]))
+        facts = self.facts(s)
+        self.assertEqual("2-3 (cv_target 50 %)", facts["runs"])
+        self.assertEqual("off", facts["fileio_direct"])
+        self.assertEqual(2, len(self.output(s, "complete", "sysbench cpu runs")[0][
+            "data"]["rows"]))
+
+    def test_bad_run_count_fails_before_booting(self):
+        s = self.make_benchmark()
+        e = self.assertRaises(ValueError, s.run, dict(KIND), workloads=[{"sysbench": "cpu"}],
+                              min_runs=3, max_runs=2)
+        self.assertIn("Argument 'max_runs' (2) must be >= min_runs (3)", str(e))
+        e = self.assertRaises(ValueError, s.run, dict(KIND), fileio_dir="var/tmp")
+        self.assertIn("Argument 'fileio_dir' must be an absolute", str(e))
+        self.assertEqual([], self.nova.servers.created)
+
     def test_lost_ssh_during_facts_deletes_the_server(self):
         self.answers[0] = ("uname", OSError("connection reset"))
         s = self.make_benchmark()
@@ -206,3 +334,34 @@ class ValidatorTestCase(test_lifecycle.ScenarioTestCase):
         self.assertIn("no netserver peer", str(e))
         self.check(args, {"keypair": {}, "vmct_netperf_peer": {}})
         self.check(dict(args, netperf_peer={"host": "h"}), {"keypair": {}})
+
+
+class ArgumentsTestCase(test_lifecycle.ScenarioTestCase):
+    """rally task validate's syntax stage for the new arguments, both scenarios."""
+
+    def errors(self, name, args, contexts=None):
+        return rally_scenario.Scenario.validate(
+            name=name, context=None, config={"args": args, "contexts": contexts or {}},
+            plugin_cfg=None, vtype="syntax")
+
+    def cases(self):
+        kind = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"}}
+        return [("VMCT.boot_and_benchmark", {"kind": kind}, {"keypair": {}}),
+                ("VMCT.native_benchmark", {"hosts": [{"host": "h"}]}, {})]
+
+    def test_good_values_pass(self):
+        for name, args, contexts in self.cases():
+            good = dict(args, fileio_dir="/data/fio", min_runs=3, max_runs=10, cv_target=2.5)
+            self.assertEqual([], self.errors(name, good, contexts))
+
+    def test_bad_values_are_named(self):
+        bad = [({"fileio_dir": "data"}, "Argument 'fileio_dir' must be an absolute"),
+               ({"fileio_dir": "/"}, "must not be the root directory"),
+               ({"min_runs": 0}, "Argument 'min_runs' is invalid: 0 is less than the minimum"),
+               ({"min_runs": 3, "max_runs": 2}, "Argument 'max_runs' (2) must be >= min_runs"),
+               ({"max_runs": 3, "cv_target": 0}, "Argument 'cv_target' is invalid"),
+               ({"cv_target": 2}, "Argument 'cv_target' needs max_runs > min_runs")]
+        for name, args, contexts in self.cases():
+            for extra, message in bad:
+                found = "\n".join(self.errors(name, dict(args, **extra), contexts))
+                self.assertIn(message, found, (name, extra))

@@ -13,11 +13,38 @@ class ParsePlanTestCase(testtools.TestCase):
         workloads = plan.parse_plan(list(plan.KEK_WORKLOADS))
         self.assertEqual(
             ["sysbench cpu", "sysbench memory read", "sysbench memory write",
-             "sysbench fileio seqrd", "sysbench fileio rndrd", "sysbench fileio seqwr",
-             "sysbench fileio rndwr", "netperf TCP_STREAM", "netperf TCP_RR"],
+             "sysbench fileio seqrd direct", "sysbench fileio rndrd direct",
+             "sysbench fileio seqwr direct", "sysbench fileio rndwr direct",
+             "netperf TCP_STREAM", "netperf TCP_RR"],
             [w.label for w in workloads])
-        self.assertEqual("vmct.sysbench_fileio_rndrd", workloads[4].atomic_name)
+        self.assertEqual("vmct.sysbench_fileio_rndrd_direct", workloads[4].atomic_name)
         self.assertEqual("vmct.netperf_tcp_rr", workloads[-1].atomic_name)
+
+    def test_direct_and_buffered_fileio_never_share_a_name(self):
+        direct, listed, buffered, synced = plan.parse_plan([
+            {"sysbench": "fileio", "test_mode": "rndrd", "extra_flags": "direct"},
+            {"sysbench": "fileio", "test_mode": "rndrd", "extra_flags": ["dsync", "direct"]},
+            {"sysbench": "fileio", "test_mode": "rndrd"},
+            {"sysbench": "fileio", "test_mode": "rndrd", "extra_flags": "dsync"}])
+        self.assertEqual("sysbench fileio rndrd direct", direct.label)
+        self.assertEqual("vmct.sysbench_fileio_rndrd_direct", listed.atomic_name)
+        self.assertEqual("vmct.sysbench_fileio_rndrd", buffered.atomic_name)
+        self.assertEqual("sysbench fileio rndrd", synced.label)
+        self.assertEqual([True, True, False, False],
+                         [w.direct for w in (direct, listed, buffered, synced)])
+
+    def test_primary_metric_is_chosen_per_tool_and_mode(self):
+        cpu, timed, counted, stream, rr = plan.parse_plan([
+            {"sysbench": "cpu"}, {"sysbench": "memory", "time": 3},
+            {"sysbench": "fileio", "test_mode": "seqwr", "events": 1000},
+            {"netperf": "TCP_STREAM"}, {"netperf": "UDP_RR"}])
+        self.assertEqual("events_per_second", plan.primary_metric(cpu, "1.0"))
+        # 0.4 runs a fixed amount of work by default: judged by its total time
+        self.assertEqual("total_time", plan.primary_metric(cpu, "0.4"))
+        self.assertEqual("events_per_second", plan.primary_metric(timed, "0.4"))
+        self.assertEqual("total_time", plan.primary_metric(counted, "1.0"))
+        self.assertEqual("throughput", plan.primary_metric(stream))
+        self.assertEqual("transaction_rate", plan.primary_metric(rr))
 
     def test_sysbench_option_spellings_are_aliases(self):
         cpu, fileio = plan.parse_plan([{"sysbench": "cpu", "cpu_max_prime": 2000},
@@ -79,6 +106,15 @@ class StepsTestCase(testtools.TestCase):
         self.assertTrue(steps[0].line.startswith("mkdir -p '/tmp/dir with space' && "))
         self.assertIn("--file-test-mode=rndrd", steps[1].line)
         self.assertTrue(steps[2].line.endswith("rmdir '/tmp/dir with space'"))
+
+    def test_fileio_default_dir_and_a_directory_that_existed_is_kept(self):
+        (fileio,) = plan.parse_plan([{"sysbench": "fileio", "test_mode": "seqwr"}])
+        steps = plan.steps(fileio, dialect="1.0")
+        self.assertIn("cd /var/tmp/vmct-fileio && ", steps[1].line)
+        kept = plan.steps(fileio, dialect="1.0", workdir="/data/it's mine",
+                          remove_workdir=False)
+        self.assertNotIn("rmdir", kept[2].line)
+        self.assertEqual(["cd", "/data/it's mine", "&&"], shlex.split(kept[2].line)[:3])
 
     def test_netperf_needs_a_peer(self):
         (rr,) = plan.parse_plan([{"netperf": "TCP_RR", "duration": 3}])

@@ -5,6 +5,7 @@ import os
 import testtools
 
 from rally_vmct.workloads import plan
+from rally_vmct.workloads import repeat
 from rally_vmct.workloads import runner
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
@@ -18,6 +19,24 @@ def fixture(name):
         return f.read()
 
 
+def cpu_output(events_per_second):
+    """The real sysbench 1.0 cpu output with another events/s figure."""
+    return fixture("sysbench/1.0-cpu.txt").replace(
+        "events per second: 29788.33", "events per second: %s" % events_per_second)
+
+
+class Answers(object):
+    """Successive answers to the same command, the last one repeated."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.calls = 0
+
+    def __call__(self, command):
+        self.calls += 1
+        return self.answers[min(self.calls, len(self.answers)) - 1]
+
+
 class ScriptedExecute(object):
     """Answers commands by the first matching substring; records every call."""
 
@@ -29,6 +48,8 @@ class ScriptedExecute(object):
         self.calls.append(command)
         for needle, answer in self.answers:
             if needle in command:
+                if callable(answer):
+                    answer = answer(command)
                 if isinstance(answer, Exception):
                     raise answer
                 return answer
@@ -111,3 +132,129 @@ class RunnerTestCase(testtools.TestCase):
         result = runner.run_workload(execute, rr, netperf_host="10.0.0.1")
         self.assertIn("exited 255", result.error)
         self.assertIn("netserver", result.error)
+
+
+class RepetitionTestCase(testtools.TestCase):
+
+    def cpu(self):
+        return plan.parse_plan([{"sysbench": "cpu", "time": 1}])[0]
+
+    def test_stops_once_the_primary_metric_meets_the_cv_target(self):
+        runs = Answers(*[(0, cpu_output(v), "") for v in (1000, 1300, 1010, 1005, 1000)])
+        execute = ScriptedExecute([("sysbench cpu", runs)])
+        policy = repeat.RunPolicy(min_runs=2, max_runs=8, cv_target=1)
+        result = runner.run_workload(execute, self.cpu(), "1.0", policy=policy)
+        # The noisy second run keeps the CV above 1 %: it runs until max_runs.
+        values = [run["events_per_second"].value for run in result.runs]
+        self.assertEqual(8, len(values))
+        self.assertIn("max_runs 8 reached", result.stop_reason)
+        runs = Answers(*[(0, cpu_output(v), "") for v in (1000, 1004, 998)])
+        execute = ScriptedExecute([("sysbench cpu", runs)])
+        result = runner.run_workload(execute, self.cpu(), "1.0", policy=policy)
+        self.assertEqual([1000.0, 1004.0], [r["events_per_second"].value for r in result.runs])
+        self.assertEqual("events_per_second", result.primary)
+        self.assertIn("<= cv_target 1 %", result.stop_reason)
+        # the charts' value is the mean over the runs, with the unit kept
+        self.assertEqual(1002.0, result.metrics["events_per_second"].value)
+        self.assertEqual("events/s", result.metrics["events_per_second"].unit)
+        self.assertEqual(list(result.runs[0]), list(result.metrics))
+
+    def test_fileio_prepares_once_runs_repeat_cleans_up_once(self):
+        execute = ScriptedExecute([
+            (" prepare", (0, fixture("sysbench/1.0-fileio-prepare.txt"), "")),
+            (" cleanup", (0, fixture("sysbench/1.0-fileio-cleanup.txt"), "")),
+            ("--file-test-mode=rndrd", (0, fixture("sysbench/1.0-fileio-rndrd.txt"), ""))])
+        (fileio,) = plan.parse_plan([{"sysbench": "fileio", "test_mode": "rndrd",
+                                      "extra_flags": "direct"}])
+        result = runner.run_workload(execute, fileio, "1.0",
+                                     policy=repeat.RunPolicy(min_runs=3))
+        self.assertTrue(result.ok, result.error)
+        self.assertEqual(3, len(result.runs))
+        self.assertEqual(["prepare", "run", "run", "run", "cleanup"],
+                         [c.split()[-1] if " cleanup" not in c else "cleanup"
+                          for c in execute.calls])
+
+    def test_a_failing_repetition_fails_the_workload_and_keeps_earlier_runs(self):
+        runs = Answers((0, cpu_output(1000), ""), (137, "", "Killed"))
+        execute = ScriptedExecute([("sysbench cpu", runs)])
+        result = runner.run_workload(execute, self.cpu(), "1.0",
+                                     policy=repeat.RunPolicy(min_runs=3))
+        self.assertIn("sysbench cpu run exited 137: Killed", result.error)
+        self.assertEqual(1, len(result.runs))
+        self.assertEqual(2, runs.calls)
+
+
+class FileioPlacementTestCase(testtools.TestCase):
+
+    def fileio_answers(self, probe):
+        return [("uname", (0, fixture("facts/qemu-tcg-guest.facts"), "")),
+                ("vmct-mounts-begin", probe),
+                (" prepare", (0, fixture("sysbench/1.0-fileio-prepare.txt"), "")),
+                (" cleanup", (0, fixture("sysbench/1.0-fileio-cleanup.txt"), "")),
+                ("--file-test-mode=seqwr", (0, fixture("sysbench/1.0-fileio-seqwr.txt"), "")),
+                ("sysbench cpu", (0, fixture("sysbench/1.0-cpu.txt"), ""))]
+
+    def test_facts_say_where_the_files_live_and_how_often_it_ran(self):
+        execute = ScriptedExecute(self.fileio_answers(
+            (0, fixture("facts/qemu-tcg-guest-var-tmp.probe"), "")))
+        workloads = plan.parse_plan([
+            {"sysbench": "cpu"},
+            {"sysbench": "fileio", "test_mode": "seqwr", "extra_flags": "direct"}])
+        facts, dialect, results = runner.run_plan(execute, workloads, "instance i")
+        self.assertEqual({"fileio_dir": "/var/tmp/vmct-fileio", "fileio_fs": "ext2",
+                          "fileio_device": "/dev/vda (virtio_blk)",
+                          "fileio_mount": "/var/tmp", "fileio_direct": "on"},
+                         {k: v for k, v in facts.items() if k.startswith("fileio_")})
+        self.assertEqual(("QEMU TCG (emulated)", "yes"),
+                         (facts["virtualization"], facts["emulated"]))
+        self.assertEqual("1", facts["runs"])
+        self.assertEqual("sysbench cpu: 1, sysbench fileio seqwr direct: 1", facts["runs_done"])
+        # made by the probe, so removed after the clean-up
+        self.assertTrue(execute.calls[-1].endswith("&& rmdir /var/tmp/vmct-fileio"))
+
+    def test_a_directory_that_existed_is_left_in_place(self):
+        probe = fixture("facts/qemu-tcg-guest-var-tmp.probe").replace("existed=no",
+                                                                      "existed=yes")
+        execute = ScriptedExecute(self.fileio_answers((0, probe, "")))
+        workloads = plan.parse_plan([{"sysbench": "fileio", "test_mode": "seqwr"}])
+        facts, _, _ = runner.run_plan(execute, workloads, "host h", fileio_dir="/srv/fio")
+        self.assertEqual("off", facts["fileio_direct"])
+        self.assertIn("d=/srv/fio", execute.calls[1])
+        self.assertNotIn("rmdir", execute.calls[-1])
+
+    def test_no_fileio_no_probe(self):
+        execute = ScriptedExecute(self.fileio_answers(AssertionError("probed")))
+        facts, _, _ = runner.run_plan(execute, plan.parse_plan([{"sysbench": "cpu"}]), "h")
+        self.assertEqual("not used (no fileio workload)", facts["fileio_fs"])
+        self.assertEqual("not used (no fileio workload)", facts["fileio_direct"])
+
+    def test_uncreatable_directory_is_one_clear_error(self):
+        execute = ScriptedExecute(self.fileio_answers(
+            (1, "existed=no\n", "mkdir: can't create directory '/ro/x': Read-only file system")))
+        error = self.assertRaises(
+            runner.StorageUnusable, runner.run_plan, execute,
+            plan.parse_plan([{"sysbench": "fileio", "test_mode": "seqwr"}]), "instance i",
+            fileio_dir="/ro/x")
+        self.assertIn("cannot create the fileio work directory /ro/x on instance i", str(error))
+        self.assertIn("Read-only file system", str(error))
+        self.assertIn("set the task argument fileio_dir", str(error))
+
+    def test_o_direct_refused_names_the_fix(self):
+        # sysbench 1.0.20's real answer on ramfs (tests/functional/test_fileio_storage.py)
+        refused = ("sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n"
+                   "2 files, 2048Kb each, 4Mb total\nCreating files for the test...\n"
+                   "Extra file open flags: directio\n"
+                   "FATAL: Can't open file errno = 22 (Invalid argument)\n")
+        execute = ScriptedExecute([(" prepare", (1, refused, "")),
+                                   (" cleanup", (0, "", ""))])
+        (direct,) = plan.parse_plan([{"sysbench": "fileio", "test_mode": "rndrd",
+                                      "extra_flags": "direct"}])
+        result = runner.run_workload(execute, direct, "1.0", workdir="/mnt/r",
+                                     fileio_fs="ramfs")
+        self.assertIn("sysbench fileio rndrd direct prepare exited 1", result.error)
+        self.assertIn("the file system of fileio_dir /mnt/r (ramfs) refused O_DIRECT",
+                      result.error)
+        self.assertIn("drop extra_flags: direct", result.error)
+        (buffered,) = plan.parse_plan([{"sysbench": "fileio", "test_mode": "rndrd"}])
+        result = runner.run_workload(execute, buffered, "1.0", workdir="/mnt/r")
+        self.assertNotIn("O_DIRECT", result.error)
