@@ -41,7 +41,8 @@ PLUGIN = textwrap.dedent('''
         """Emit fixed atomic actions and charts for iteration i (test only)."""
 
         def run(self, kind=None, builds=(), nets=(), cpu=(), reboots=(),
-                fallback_on=(), fail_on=(), reboot_type="soft", **kwargs):
+                fallback_on=(), fail_on=(), reboot_type="soft", facts=None,
+                facts_changes=None, **kwargs):
             i = self.context["iteration"]
             label = output.kind_of({"kind": kind})
             if builds:
@@ -67,7 +68,25 @@ PLUGIN = textwrap.dedent('''
             if cpu:
                 self.add_output(additive=output.stats_chart(
                     label, "sysbench cpu", "events/s", [("events_per_second", cpu[i - 1])]))
+            if facts:
+                # As benchmark_report does: every fact a string, changes for iteration i.
+                table = dict(facts, **(facts_changes or {}).get(str(i), {}))
+                self.add_output(complete={
+                    "title": output.facts_title(label), "chart_plugin": "Table",
+                    "data": {"cols": ["fact", "value"],
+                             "rows": [[k, str(v)] for k, v in table.items()]}})
 ''')
+
+KVM_FACTS = {"virtualization": "QEMU TCG (emulated)", "emulated": "yes",
+             "nova_hypervisor_type": "QEMU", "cpu_model": "QEMU Virtual CPU version 2.5+",
+             "vcpus": "1", "memory_kb": "1000000", "sysbench": "sysbench 1.0.20",
+             "sysbench dialect": "1.0", "fileio_direct": "on", "runs": "1"}
+DOCKER_FACTS = {"virtualization": "container (docker), host: KVM guest",
+                "emulated": "no", "nova_hypervisor_type": "docker",
+                "sysbench dialect": "1.0", "fileio_fs": "overlay"}
+NATIVE_FACTS = {"virtualization": "none (bare metal)", "emulated": "no",
+                "sysbench dialect": "1.0",
+                "netperf_path": "loopback on the host (127.0.0.1)"}
 
 TASK = {
     "version": 2,
@@ -75,14 +94,16 @@ TASK = {
     "subtasks": [{"title": "contract", "workloads": [
         {"scenario": {"VMCTFunctionalTest.emit_contract": {
             "kind": {"name": "kvm"}, "builds": [10, 12, 14], "nets": [2, 3, 4],
-            "cpu": [90, 92, 94]}},
+            "cpu": [90, 92, 94], "facts": KVM_FACTS,
+            "facts_changes": {"3": {"memory_kb": "2000000"}}}},
          "runner": {"constant": {"times": 3, "concurrency": 2}}},
         {"scenario": {"VMCTFunctionalTest.emit_contract": {
             "kind": {"name": "docker"}, "builds": [2, 3, 4, 5], "nets": [1, 1, 1, 1],
-            "cpu": [100, 104, 108, 112], "fail_on": [4]}},
+            "cpu": [100, 104, 108, 112], "fail_on": [4], "facts": DOCKER_FACTS}},
          "runner": {"constant": {"times": 4, "concurrency": 2}},
          "sla": {"failure_rate": {"max": 30}}},
-        {"scenario": {"VMCTFunctionalTest.emit_contract": {"cpu": [100, 110]}},
+        {"scenario": {"VMCTFunctionalTest.emit_contract": {"cpu": [100, 110],
+                                                           "facts": NATIVE_FACTS}},
          "runner": {"serial": {"times": 2}}},
         {"scenario": {"VMCTFunctionalTest.emit_contract": {
             "kind": {"name": "kvm"}, "reboot_type": "soft",
@@ -238,20 +259,74 @@ class TestComparisonExport(testtools.TestCase):
         self.assertAlmostEqual(12.0, float(row["mean"]), places=9)
         paths = {r["metric"]: r["n"] for r in self.csv if r["source"] == "reboot_path"}
         self.assertEqual({"soft": "3", "soft_fell_back_to_hard": "1", "hard": "0"}, paths)
-        self.assertEqual(len(self.data["groups"]) + 3, len(self.csv))
+        facts = [r for r in self.csv if r["source"] == "fact"]
+        expected = sum(max(1, len(f["values"])) for e in self.data["environment"]
+                       for f in e["facts"])
+        self.assertEqual(expected, len(facts))
+        self.assertEqual(len(self.data["groups"]) + 3 + len(facts), len(self.csv))
 
     def test_html_written(self):
         with open(os.path.join(self.out, "cmp.html")) as f:
             page = f.read()
-        self.assertIn("Instance kinds compared: native vs kvm vs docker", page)
+        self.assertIn("Instance kinds compared: native vs kvm (emulated) vs docker", page)
+        self.assertIn("<title>rally-vmct comparison: native vs kvm (emulated) vs docker"
+                      "</title>", page)
+        self.assertIn("Warning: kvm runs under QEMU TCG emulation: its CPU, memory and I/O "
+                      "figures are not KVM figures.", page)
+        for anchor in ('id="environment-table"', 'id="seed-check-table"'):
+            self.assertIn(anchor, page)
         self.assertIn("vmct.reboot_soft_fell_back_to_hard [s]", page)
         self.assertEqual(len(self.data["metrics"]) + 1, page.count('<svg class="chart'))
+
+    def test_environment_from_the_facts_tables(self):
+        env = {e["kind"]: e for e in self.data["environment"]}
+        self.assertEqual(["native", "kvm", "docker"], list(env))
+        # docker's 4th iteration failed before its facts table
+        self.assertEqual({"native": 2, "kvm": 3, "docker": 3},
+                         {k: e["facts_tables"] for k, e in env.items()})
+        facts = {f["key"]: f["text"] for f in env["kvm"]["facts"]}
+        self.assertEqual("2 values: 1000000 (2), 2000000 (1)", facts["memory_kb"])
+        self.assertEqual(("QEMU TCG (emulated)", "not recorded"),
+                         (facts["virtualization"], facts["kernel"]))
+        self.assertEqual([False, True, False], [e["emulated"] for e in env.values()])
+        self.assertEqual(["emulated", "kvm-name-emulated"],
+                         [w["type"] for w in self.data["warnings"]])
+        self.assertEqual("native vs kvm (emulated) vs docker", self.data["title"])
+        cpu = self.group("kvm", 2, "events_per_second", "chart")
+        self.assertEqual(("1.0", "fixed-time"), (cpu["dialect"], cpu["sysbench_mode"]))
+        row = [r for r in self.csv if r["source"] == "fact" and r["kind"] == "docker"
+               and r["metric"] == "fileio_fs"]
+        self.assertEqual([("overlay", "3")], [(r["value"], r["n"]) for r in row])
+
+    def test_seed_check(self):
+        seeds = self.data["seed_check"]
+        self.assertEqual({"native": "native", "kvm": "VM", "docker": "container"},
+                         {r["kind"]: r["role"] for r in seeds["roles"]})
+        checks = {}
+        for check in seeds["checks"]:
+            checks.setdefault(check["id"], []).append(check)
+        self.assertEqual(list("abcdef"), list(checks))
+        (boot,) = checks["a"]
+        # 4 docker builds vs 3 kvm builds: the smallest possible p is 2/35 > 0.05
+        self.assertEqual(("cannot tell", "vmct.build [s]"), (boot["verdict"], boot["label"]))
+        self.assertTrue(boot["reason"].startswith("N too small: 4 vs 3 samples"))
+        self.assertEqual({"n": 4, "mean": 3.5}, {k: boot["candidate_stats"][k]
+                                                 for k in ("n", "mean")})
+        self.assertAlmostEqual(3.5 / 12, boot["ratio"], places=9)
+        self.assertEqual("missing data: docker has no samples of vmct.reboot_soft [s]",
+                         checks["c"][0]["reason"])
+        self.assertIn("1 of kvm's 4 soft reboots fell back to hard", checks["c"][0]["notes"][0])
+        (cpu,) = checks["f"]
+        self.assertEqual(("docker", "native", "cannot tell"),
+                         (cpu["candidate"], cpu["baseline"], cpu["verdict"]))
+        self.assertAlmostEqual(104 / 105, cpu["ratio"], places=9)
 
     def test_exported_page_in_chromium(self):
         page = os.path.join(self.out, "cmp.html")
         with browser_test.Browser() as browser:
             browser.open_page("file://" + page, width=1280)
             layout = browser.evaluate(browser_test.LAYOUT_PROBE)
+            sections = browser.evaluate(browser_test.SECTIONS_PROBE)
             shot = os.path.join(browser_test.results_dir(), "comparison-export-rally.png")
             browser.screenshot(shot)
             problems = browser.problems()
@@ -261,6 +336,7 @@ class TestComparisonExport(testtools.TestCase):
         self.assertEqual(len(self.data["metrics"]) + 1, layout["chartsDrawn"])
         self.assertEqual(len(self.data["headlines"]), layout["summaryRows"])
         self.assertLessEqual(layout["scrollWidth"], layout["innerWidth"])
+        browser_test.check_sections(self, sections, self.data)
 
     def test_csv_and_json_types_and_baseline_option(self):
         dest = os.path.join(self.out, "only.json")

@@ -25,6 +25,7 @@ import testtools
 
 from rally_vmct.task.exporters import comparison_data
 from rally_vmct.task.exporters import comparison_render
+from rally_vmct.task import output
 from tests.unit.exporters import sample_results
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu",
@@ -244,6 +245,65 @@ LAYOUT_PROBE = """(() => {
 })()"""
 
 
+SECTIONS_PROBE = """(() => {
+  const seen = sel => {
+    const e = document.querySelector(sel);
+    if (!e) return null;
+    const r = e.getBoundingClientRect(), cs = getComputedStyle(e);
+    return {top: r.top + window.scrollY, width: r.width, height: r.height,
+            display: cs.display, visibility: cs.visibility, text: e.innerText};
+  };
+  const rows = sel => [...document.querySelectorAll(sel)].map(
+      tr => [...tr.cells].map(td => td.innerText));
+  return {
+    title: document.title,
+    h1: document.querySelector('h1').innerText,
+    innerHeight: window.innerHeight,
+    warnings: seen('#warnings'),
+    environment: seen('#environment-table'),
+    environmentRows: rows('#environment-table tr'),
+    seedCheck: seen('#seed-check-table'),
+    seedRoles: seen('#seed-roles'),
+    seedRows: rows('#seed-check-table tbody tr'),
+    summary: seen('#summary')
+  };
+})()"""
+
+
+def check_sections(test, sections, data):
+    """The disclosure table, the emulation warning and the seed check are shown."""
+    for name in ("warnings", "environment", "seedCheck", "seedRoles"):
+        box = sections[name]
+        test.assertIsNotNone(box, name)
+        test.assertGreater(box["width"], 300, name)
+        test.assertGreater(box["height"], 10, name)
+        test.assertNotEqual("none", box["display"], name)
+        test.assertEqual("visible", box["visibility"], name)
+    test.assertEqual("rally-vmct comparison: " + data["title"], sections["title"])
+    test.assertEqual("Instance kinds compared: " + data["title"], sections["h1"])
+    # The warning is plain text above the fold, before anything else.
+    for warning in data["warnings"]:
+        test.assertIn("Warning: %s." % warning["text"], sections["warnings"]["text"])
+    test.assertLess(sections["warnings"]["top"], sections["innerHeight"])
+    test.assertLess(sections["environment"]["top"], sections["summary"]["top"])
+    head = sections["environmentRows"][0]
+    test.assertEqual(["fact"] + [
+        e["kind"] + (" (emulated)" if e["emulated"] else "") for e in data["environment"]],
+        [cell.strip() for cell in head])
+    labels = [row[0] for row in sections["environmentRows"][2:]]
+    test.assertEqual([label for _, label in output.DISCLOSED_FACTS], labels)
+    for row, key in zip(sections["environmentRows"][2:], output.DISCLOSED_FACTS):
+        facts = [{f["key"]: f["text"] for f in e["facts"]}[key[0]]
+                 for e in data["environment"]]
+        test.assertEqual(facts, row[1:])
+    checks = data["seed_check"]["checks"]
+    test.assertEqual(len(checks), len(sections["seedRows"]))
+    for row, check in zip(sections["seedRows"], checks):
+        test.assertTrue(row[0].startswith("(%s) %s" % (check["id"], check["claim"])), row)
+        test.assertTrue(row[-1].startswith(check["verdict"]), row)
+        test.assertIn(check["reason"], row[-1])
+
+
 def results_dir():
     """Where screenshots go: $VMCT_RESULTS, else one fixed dir under /tmp."""
     path = os.environ.get("VMCT_RESULTS") or os.path.join(tempfile.gettempdir(),
@@ -310,3 +370,36 @@ class TestComparisonPageInChromium(testtools.TestCase):
             self.assertIn(words, wide["text"])
         with open(shot, "rb") as f:
             self.assertEqual(b"\x89PNG", f.read(4))
+
+    def test_disclosure_warning_and_seed_check(self):
+        # Results as the scenarios make them now: facts tables ("kvm" is QEMU TCG),
+        # O_DIRECT fileio, the lifecycle chart with build + network.
+        data = comparison_data.compare(sample_results.demo_tasks(times=6, facts=True))
+        url = self._page("disclosure.html", comparison_render.render_html(data, "test"))
+        shot = os.path.join(results_dir(), "comparison-export-disclosure.png")
+        with Browser() as browser:
+            browser.open_page(url, width=1280)
+            sections = browser.evaluate(SECTIONS_PROBE)
+            wide = browser.evaluate(LAYOUT_PROBE)
+            browser.resize(1024, 800)
+            narrow = browser.evaluate(LAYOUT_PROBE)
+            browser.screenshot(shot)
+            problems = browser.problems()
+            requests = browser.requests()
+        self.assertEqual([], problems)
+        self.assertEqual([url], requests)
+        check_sections(self, sections, data)
+        self.assertEqual("native vs kvm (emulated) vs docker", data["title"])
+        self.assertEqual(2, len(data["warnings"]))
+        self.assertIn("kvm is named kvm, but its detected virtualization is QEMU TCG "
+                      "(emulated)", sections["warnings"]["text"])
+        self.assertIn("2 values: 1012345 (10), 2048000 (2)",   # c=1 and c=4
+                      [row for row in sections["environmentRows"]
+                       if row[0] == "memory (kB)"][0])
+        self.assertIn("kvm = VM (from facts: virtualization 'QEMU TCG (emulated)')",
+                      sections["seedRoles"]["text"])
+        self.assertEqual(list("abcdef"),
+                         sorted({row[0][1] for row in sections["seedRows"]}))
+        for layout in (wide, narrow):
+            self.assertLessEqual(layout["scrollWidth"], layout["innerWidth"], layout)
+            self.assertLessEqual(layout["widestTable"], layout["innerWidth"])

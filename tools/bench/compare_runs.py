@@ -21,7 +21,8 @@ from rally_vmct.workloads import stats  # noqa: E402
 
 # atomic actions of the benchmark workloads themselves, not lifecycle phases
 WORKLOAD_PREFIXES = ("vmct.sysbench_", "vmct.netperf_")
-KEY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit")
+KEY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit", "dialect",
+              "sysbench_mode")
 
 
 def load_groups(path):
@@ -79,7 +80,7 @@ def main(argv=None):
     found = list(rows(load_groups(opts.run_a), load_groups(opts.run_b), opts.all))
     apart = 0
     for key, a, b, verdict in found:
-        kind, concurrency, _, _, metric, unit = key
+        kind, concurrency, _, _, metric, unit = key[:6]
         overlap = {True: "overlap", False: "APART", None: "no interval"}[verdict["overlap"]]
         apart += verdict["overlap"] is False
         p = "p=%.3g" % verdict["p"] if verdict["p"] is not None else "p=-"

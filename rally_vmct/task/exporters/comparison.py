@@ -120,9 +120,11 @@ class ComparisonExporter(_ComparisonExporter):
 
     Groups every iteration of the exported tasks by instance kind x concurrency x
     metric (lifecycle phases from atomic actions, workload metrics from the
-    scenarios' charts) with N, failures, mean, SD, CV, percentiles and 95 % CI,
-    and ratios to a baseline kind with Fieller intervals and Mann-Whitney U tests
-    (Holm-adjusted over the page). ``--to cmp.html`` also
+    scenarios' charts; sysbench results also by dialect) with N, failures, mean,
+    SD, CV, percentiles and 95 % CI, and ratios to a baseline kind with Fieller
+    intervals and Mann-Whitney U tests (Holm-adjusted over the page). The page
+    opens with what produced each kind's numbers (instance facts, a warning for
+    emulated kinds) and has a seed check of the published directions. ``--to cmp.html`` also
     writes ``cmp.csv`` and ``cmp.json``; without ``--to`` the HTML is printed.
     Options: ``--to 'cmp.html?baseline=kvm&confidence=0.95'``.
     """
@@ -148,8 +150,11 @@ class ComparisonCSVExporter(_ComparisonExporter):
     ci_low, ci_high; baseline_kind, baseline_concurrency, ratio, ratio_se,
     ratio_ci_low, ratio_ci_high (Fieller; empty when unbounded), ratio_ci_unbounded,
     ratio_df, ratio_note; test, p_value, p_min, p_adjusted (Holm), significant,
-    test_note, welch_p_value. Then reboot path counts (source reboot_path, count
-    in n).
+    test_note, welch_p_value; dialect, sysbench_mode (sysbench results: their
+    dialect and run mode, never mixed in one row); value. Then reboot path counts
+    (source reboot_path, count in n) and the instance facts per kind (source fact,
+    group = the fact's label, metric = its key, the value in value and the number of
+    iterations that reported it in n; "not recorded" when results lack it).
     """
 
     def generate(self):
@@ -160,7 +165,12 @@ class ComparisonCSVExporter(_ComparisonExporter):
 @validation.add("vmct_comparison_destination")
 @exporter.configure("vmct-comparison-json")
 class ComparisonJSONExporter(_ComparisonExporter):
-    """KVM vs Docker vs native comparison as JSON (groups, headlines, reboot paths)."""
+    """KVM vs Docker vs native comparison as JSON.
+
+    Groups, headlines, reboot paths, the environment per kind (every disclosed
+    instance fact with its values and counts), warnings (emulated kinds) and the
+    seed check (each published direction: agrees, disagrees or cannot tell).
+    """
 
     def generate(self):
         path, data = self._comparison()

@@ -62,6 +62,19 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   sample sizes cannot reach ``p < alpha`` at all says so in ``test_note`` and is
   never significant. Baseline groups have None in these fields.
 * **noise**: ``cv_high`` flags a CV above :data:`rally_vmct.workloads.stats.HIGH_CV`.
+* **sysbench dialects**: an iteration's facts table (``"<kind>: instance facts"``)
+  gives its ``sysbench dialect``; sysbench figures (charts ``sysbench ...`` and
+  atomic actions ``vmct.sysbench_*``) are keyed on it and on the run mode
+  (:func:`rally_vmct.workloads.sysbench.describe` of the workload's plan entry), so
+  0.4 and 1.0 results are separate rows labelled ``(sysbench 0.4)``; a ratio is
+  only computed when :func:`rally_vmct.workloads.sysbench.comparable` says both
+  sides ran the same workload.
+* **environment**: every disclosed fact per kind with its values and counts
+  (:mod:`.environment`), warnings for emulated kinds, and a page title with
+  "(emulated)" marks.
+* **seed check**: the seed studies' directions against this run
+  (:mod:`.seed_check`); pairs the page does not compare get a comparison of their
+  own, in the same Holm family.
 
 Workloads without a ``kind`` argument, a ``VMCT.`` scenario name or a contract chart
 are listed as skipped.
@@ -71,8 +84,12 @@ import collections
 import math
 import numbers
 
+from rally_vmct.task.exporters import environment as env_lib
+from rally_vmct.task.exporters import seed_check
 from rally_vmct.task import output
+from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import stats
+from rally_vmct.workloads import sysbench
 
 SOURCE_ATOMIC = "atomic"
 SOURCE_CHART = "chart"
@@ -84,7 +101,13 @@ REBOOT_TYPE_ARG = "reboot_type"
 FALLBACK_PATH = "soft_fell_back_to_hard"
 FALLBACK_TAG = "fell back to hard"
 
-Metric = collections.namedtuple("Metric", ["source", "group", "name", "unit"])
+Metric = collections.namedtuple(
+    "Metric", ["source", "group", "name", "unit", "dialect", "mode"],
+    defaults=(None, None))
+Metric.__doc__ = """What a group measures. ``dialect``/``mode``: the sysbench dialect
+and run mode of sysbench metrics (from the iteration's facts), else None: results
+of different dialects or modes are different metrics, never one cell."""
+SYSBENCH_ATOMIC_PREFIX = "vmct.sysbench_"
 
 # Headline comparisons, in the order the summary shows them.
 # Lifecycle phases: (label, atomic action names tried in order).
@@ -109,8 +132,9 @@ CHART_HEADLINES = (
 HEADLINE_ORDER = ("build", "network wait", "ssh wait", "delete", "reboot", "stop",
                   "start", "cpu", "memory", "fileio", "network")
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 IDENTITY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit")
+VARIANT_FIELDS = ("dialect", "sysbench_mode")
 STAT_FIELDS = ("n", "failures", "mean", "sd", "cv", "cv_high", "min", "p50", "p90",
                "p95", "p99", "max", "ci_low", "ci_high")
 RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "ratio", "ratio_se",
@@ -130,13 +154,105 @@ class ComparisonError(ValueError):
     """The comparison cannot be made as asked (e.g. unknown baseline kind)."""
 
 
+def variant_label(metric):
+    """``"sysbench 1.0"`` (``", fixed-work"`` when not the dialect's usual mode); ""."""
+    if not metric.dialect:
+        return ""
+    text = "sysbench %s" % metric.dialect
+    usual = _usual_mode(metric.dialect)
+    if metric.mode and metric.mode != usual:
+        text += ", %s" % metric.mode
+    return text
+
+
+def _usual_mode(dialect):
+    try:
+        return sysbench.run_mode("cpu", dialect)
+    except sysbench.SysbenchError:
+        return None
+
+
 def metric_label(metric):
-    """Human label with unit: ``vmct.build [s]``, ``sysbench cpu: events [events/s]``."""
+    """Human label with unit: ``vmct.build [s]``, ``sysbench cpu: events [events/s]``.
+
+    sysbench metrics of a known dialect say it: ``... [events/s] (sysbench 1.0)``.
+    """
     if metric.source == SOURCE_ATOMIC:
-        return "%s [%s]" % (metric.name, metric.unit)
-    if metric.source == SOURCE_ITERATION:
-        return "iteration duration of %s [%s]" % (metric.name, metric.unit)
-    return "%s: %s [%s]" % (metric.group, metric.name, metric.unit)
+        text = "%s [%s]" % (metric.name, metric.unit)
+    elif metric.source == SOURCE_ITERATION:
+        text = "iteration duration of %s [%s]" % (metric.name, metric.unit)
+    else:
+        text = "%s: %s [%s]" % (metric.group, metric.name, metric.unit)
+    variant = variant_label(metric)
+    return "%s (%s)" % (text, variant) if variant else text
+
+
+def sysbench_test(metric_group, atomic_name=None):
+    """The sysbench test a chart group or atomic action measures, else None."""
+    if atomic_name is not None:
+        if not atomic_name.startswith(SYSBENCH_ATOMIC_PREFIX):
+            return None
+        test = atomic_name[len(SYSBENCH_ATOMIC_PREFIX):].split("_")[0]
+    else:
+        words = metric_group.split()
+        if len(words) < 2 or words[0] != "sysbench":
+            return None
+        test = words[1]
+    return test if test in sysbench.TESTS else None
+
+
+def describe_sysbench(test, dialect, workload=None):
+    """:func:`sysbench.describe` of a result, from its plan entry when known.
+
+    Without the entry (or when it does not fit the dialect) the description has
+    no ``params``: test, dialect and the dialect's default mode only.
+    """
+    if workload is not None:
+        try:
+            return sysbench.describe(test, dialect, **workload.params)
+        except (sysbench.SysbenchError, TypeError):
+            pass
+    try:
+        mode = sysbench.run_mode(test, dialect)
+    except sysbench.SysbenchError:
+        mode = None
+    return {"test": test, "dialect": dialect, "mode": mode}
+
+
+def comparable(descriptions_a, descriptions_b):
+    """``(True, "")`` when two groups' sysbench descriptions may be compared.
+
+    :func:`sysbench.comparable` on each pair; parameters count only when both
+    sides know them (results whose plan is unknown compare on test, dialect, mode).
+    """
+    for a in descriptions_a:
+        for b in descriptions_b:
+            if "params" not in a or "params" not in b:
+                ok, why = sysbench.comparable(
+                    {k: v for k, v in a.items() if k != "params"},
+                    {k: v for k, v in b.items() if k != "params"})
+            else:
+                ok, why = sysbench.comparable(a, b)
+            if not ok:
+                return ok, why
+    if len(descriptions_a) > 1 or len(descriptions_b) > 1:
+        return False, "workload parameters differ within a group"
+    return True, ""
+
+
+def _plan_index(args):
+    """``{chart label or atomic name: plan Workload}`` of a workload's sysbench plan."""
+    items = args.get("workloads")
+    try:
+        workloads = plan_lib.parse_plan(items if items else plan_lib.default_workloads())
+    except (plan_lib.PlanError, TypeError, AttributeError):
+        return {}
+    index = {}
+    for workload in workloads:
+        if workload.tool == "sysbench":
+            index.setdefault(workload.label, workload)
+            index.setdefault(workload.atomic_name, workload)
+    return index
 
 
 def direction(unit):
@@ -217,6 +333,8 @@ class Collector(object):
         self.tasks = []
         self.workloads = []
         self.skipped = []
+        self.facts = env_lib.FactsTally()
+        self.descriptions = {}   # (kind, concurrency, Metric) -> [sysbench.describe()]
         self._titles = {}
 
     # -- collection -----------------------------------------------------------
@@ -283,6 +401,7 @@ class Collector(object):
         fallback_suffix = (" (%s, %s)" % (reboot_type, FALLBACK_TAG) if reboot_type
                            else " (%s)" % FALLBACK_TAG)
         cache = {}     # what a name maps to in this workload: (group, base key)
+        cache["plan"] = _plan_index(args)     # and its sysbench plan, by label
         expected = set()
         missing = []   # (produced base keys) of failed iterations
         for iteration in iterations:
@@ -301,23 +420,43 @@ class Collector(object):
             for key in expected - produced:
                 self._group(*key).failures += 1
 
-    def _atomic_entry(self, kind, concurrency, name, tag, top, suffix, plain_suffix):
+    def _sysbench_variant(self, kind, concurrency, metric, base, test, dialect,
+                          workload):
+        """``(metric, base)`` keyed on the sysbench dialect and mode; records how."""
+        if not test or not dialect:
+            return metric, base
+        description = describe_sysbench(test, dialect, workload)
+        variant = {"dialect": dialect, "mode": description.get("mode")}
+        metric, base = metric._replace(**variant), base._replace(**variant)
+        known = self.descriptions.setdefault((kind, concurrency, metric), [])
+        if description not in known:
+            known.append(description)
+        return metric, base
+
+    def _atomic_entry(self, kind, concurrency, name, tag, top, suffix, plain_suffix,
+                      dialect=None, plan=None):
         if tag:
             metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name + suffix, "s")
             base = metric._replace(name=name + plain_suffix)
         else:
             metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name, "s")
             base = metric._replace(name=_base_name(name))
+        metric, base = self._sysbench_variant(
+            kind, concurrency, metric, base, sysbench_test(None, atomic_name=name),
+            dialect, (plan or {}).get(name))
         return self._group(kind, concurrency, metric, top), (kind, concurrency, base)
 
     def _chart_entry(self, kind, concurrency, group_name, unit, name, suffix,
-                     plain_suffix):
+                     plain_suffix, dialect=None, plan=None):
         if _needs_reboot_tag(group_name):
             chart_group, base_group = group_name + suffix, group_name + plain_suffix
         else:
             chart_group, base_group = group_name, _base_name(group_name)
         metric = Metric(SOURCE_CHART, chart_group, name, unit)
         base = Metric(SOURCE_CHART, base_group, _base_name(name), unit)
+        metric, base = self._sysbench_variant(
+            kind, concurrency, metric, base, sysbench_test(group_name), dialect,
+            (plan or {}).get(group_name))
         return self._group(kind, concurrency, metric, True), (kind, concurrency, base)
 
     def _add_iteration(self, iteration, kind, concurrency, plain_suffix, fallback_suffix,
@@ -326,6 +465,7 @@ class Collector(object):
         produced = set()
         charts = []
         fell_back = False
+        dialects = self._add_facts(iteration)
         for chart in (iteration.get("output") or {}).get("additive") or ():
             if chart.get("chart_plugin") != "StatsTable":
                 continue
@@ -342,18 +482,39 @@ class Collector(object):
         # soft reboot did; names that already say it (vmct.reboot_soft,
         # vmct.reboot_soft_fell_back_to_hard: one per reboot) are kept as they are.
         suffix = fallback_suffix if fell_back else plain_suffix
+        naming = (concurrency, suffix, plain_suffix, cache)
+        self._add_actions(iteration.get("atomic_actions") or (), kind, naming,
+                          dialects.get(kind), produced)
+        for (chart_kind, group_name, unit), rows in charts:
+            self._add_chart(chart_kind, group_name, unit, rows, naming,
+                            dialects.get(chart_kind, dialects.get(kind)), produced)
+        return produced
 
-        stack = [(action, False, True)
-                 for action in reversed(iteration.get("atomic_actions") or ())]
+    def _add_facts(self, iteration):
+        """Tally the iteration's facts tables; ``{kind: sysbench dialect or None}``."""
+        dialects = {}
+        for facts_kind, facts in self.facts.add_iteration(iteration).items():
+            if facts_kind not in self.kinds:
+                self.kinds.append(facts_kind)
+            dialect = facts.get(env_lib.DIALECT_KEY)
+            # "not used (no sysbench workload)" and the like are no dialect
+            dialects[facts_kind] = dialect if dialect in sysbench.DIALECTS else None
+        return dialects
+
+    def _add_actions(self, actions, kind, naming, dialect, produced):
+        """Atomic actions, nested ones too, one sample per occurrence."""
+        concurrency, suffix, plain_suffix, cache = naming
+        stack = [(action, False, True) for action in reversed(actions)]
         while stack:
             action, parent_tag, top = stack.pop()
             name = str(action.get("name"))
-            key = ("a", name, parent_tag, top, suffix)
+            key = ("a", name, parent_tag, top, suffix, dialect)
             entry = cache.get(key)
             if entry is None:
                 tag = parent_tag or _needs_reboot_tag(name)
                 entry = cache[key] = self._atomic_entry(
-                    kind, concurrency, name, tag, top, suffix, plain_suffix) + (tag,)
+                    kind, concurrency, name, tag, top, suffix, plain_suffix, dialect,
+                    cache["plan"]) + (tag,)
             group, base, tag = entry
             started = _number(action.get("started_at"))
             finished = _number(action.get("finished_at"))
@@ -367,28 +528,29 @@ class Collector(object):
                 for child in reversed(children):
                     stack.append((child, tag, False))
 
-        for (chart_kind, group_name, unit), rows in charts:
-            for row in rows:
-                if not isinstance(row, (list, tuple)) or len(row) < 2:
-                    continue
-                key = ("c", chart_kind, group_name, unit, row[0], suffix)
-                try:
-                    group, base = cache[key]
-                except KeyError:
-                    group, base = cache[key] = self._chart_entry(
-                        chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
-                        plain_suffix)
-                except TypeError:    # unhashable row name
-                    group, base = self._chart_entry(
-                        chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
-                        plain_suffix)
-                value = _number(row[1])
-                if value is None:
-                    group.failures += 1
-                else:
-                    group.values.append(value)
-                produced.add(base)
-        return produced
+    def _add_chart(self, chart_kind, group_name, unit, rows, naming, dialect, produced):
+        """The rows of one contract StatsTable."""
+        concurrency, suffix, plain_suffix, cache = naming
+        for row in rows:
+            if not isinstance(row, (list, tuple)) or len(row) < 2:
+                continue
+            key = ("c", chart_kind, group_name, unit, row[0], suffix, dialect)
+            try:
+                group, base = cache[key]
+            except KeyError:
+                group, base = cache[key] = self._chart_entry(
+                    chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
+                    plain_suffix, dialect, cache["plan"])
+            except TypeError:    # unhashable row name
+                group, base = self._chart_entry(
+                    chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
+                    plain_suffix, dialect, cache["plan"])
+            value = _number(row[1])
+            if value is None:
+                group.failures += 1
+            else:
+                group.values.append(value)
+            produced.add(base)
 
     def _add_reboot_paths(self, kind, concurrency, rows):
         counts = self.reboot_paths.get((kind, concurrency))
@@ -477,26 +639,27 @@ class _Result(object):
             return base_kind, (None if base_kind is None else concurrency)
         return base_kind, self._nearest(self.have[metric][base_kind], concurrency)
 
-    def group_row(self, kind, concurrency, metric):
-        """One group's statistics, ratio and raw tests (``p_adjusted`` comes later)."""
+    def group_row(self, kind, concurrency, metric, baseline=None):
+        """One group's statistics, ratio and raw tests (``p_adjusted`` comes later).
+
+        ``baseline``: ``(kind, concurrency)`` to compare with instead of the
+        metric's baseline (the seed check's own pairs).
+        """
         key = (kind, concurrency, metric)
         summary = self.summaries[key]
-        base_kind, base_c = self.baseline_of(kind, concurrency, metric)
+        base_kind, base_c = baseline or self.baseline_of(kind, concurrency, metric)
         row = {"kind": kind, "concurrency": concurrency,
                "source": metric.source, "group": metric.group, "metric": metric.name,
-               "unit": metric.unit, "label": metric_label(metric),
+               "unit": metric.unit, "dialect": metric.dialect,
+               "sysbench_mode": metric.mode, "label": metric_label(metric),
                "failures": self.c.groups[key].failures}
         for field in ("n", "mean", "sd", "cv", "min", "p50", "p90", "p95", "p99",
                       "max", "ci_low", "ci_high"):
             row[field] = getattr(summary, field)
         row["cv_high"] = None if summary.cv is None else summary.cv > stats.HIGH_CV
         row.update(dict.fromkeys(TEST_FIELDS))
-        if base_kind is None:
-            r = stats.Ratio(None, None, None, None, None, False,
-                            "no kind has samples of this metric")
-        elif kind == base_kind:
-            r = stats.Ratio(None, None, None, None, None, False, "baseline")
-        else:
+        r = self._ratio(key, base_kind, base_c)
+        if r is None:
             base_key = (base_kind, base_c, metric)
             r = stats.ratio(summary, self.summaries[base_key], self.confidence)
             row.update(self._tests(key, base_key))
@@ -505,6 +668,22 @@ class _Result(object):
                     "ratio_ci_high": r.ci_high, "ratio_ci_unbounded": r.unbounded,
                     "ratio_df": r.df, "ratio_note": r.note})
         return row
+
+    def _ratio(self, key, base_kind, base_c):
+        """The Ratio of a group that is compared with nothing, else None."""
+        kind, _, metric = key
+        if base_kind is None:
+            return stats.Ratio(None, None, None, None, None, False,
+                               "no kind has samples of this metric")
+        if kind == base_kind:
+            return stats.Ratio(None, None, None, None, None, False, "baseline")
+        if metric.dialect:
+            ok, why = comparable(self.c.descriptions.get(key, ()),
+                                 self.c.descriptions.get((base_kind, base_c, metric), ()))
+            if not ok:
+                return stats.Ratio(None, None, None, None, None, False,
+                                   "not comparable with %s: %s" % (base_kind, why))
+        return None
 
     def _tests(self, key, base_key):
         """The test fields of a compared group, before the correction."""
@@ -547,7 +726,9 @@ class _Result(object):
             groups = collections.OrderedDict()
             for metric in self.metrics:
                 if metric.source == SOURCE_CHART and metric.group.startswith(prefix):
-                    groups.setdefault(metric.group, []).append(metric)
+                    # one headline per chart group and sysbench dialect/mode
+                    groups.setdefault((metric.group, metric.dialect, metric.mode),
+                                      []).append(metric)
             for metrics in groups.values():
                 by_name = {m.name: m for m in metrics}
                 pick = next((by_name[n] for n in preferred if n in by_name), None)
@@ -580,12 +761,17 @@ class _Result(object):
                                  "phases": cells})
         return {"phases": [label for label, _ in phases], "unit": "s", "rows": rows}
 
-    def as_dict(self):
-        metrics_out = []
-        groups_out = []
-        row_of = {}
+    def _metric_dict(self, metric, headline=None):
+        return {"source": metric.source, "group": metric.group, "metric": metric.name,
+                "unit": metric.unit, "dialect": metric.dialect,
+                "sysbench_mode": metric.mode, "label": metric_label(metric),
+                "direction": direction(metric.unit), "headline": headline,
+                "baseline_kind": self.metric_baseline(metric)}
+
+    def _groups(self, headline_metrics):
+        """(metrics out, group rows, {(kind, concurrency, Metric): row})."""
+        metrics_out, groups_out, row_of = [], [], {}
         headline_of = {}
-        headline_metrics = self.headline_metrics()
         for label, metric in headline_metrics:
             headline_of.setdefault(metric, label)
         for metric in self.metrics:
@@ -595,30 +781,26 @@ class _Result(object):
                     if key in self.summaries:
                         row_of[key] = self.group_row(*key)
                         groups_out.append(row_of[key])
-            metrics_out.append({
-                "source": metric.source, "group": metric.group, "metric": metric.name,
-                "unit": metric.unit, "label": metric_label(metric),
-                "direction": direction(metric.unit),
-                "headline": headline_of.get(metric),
-                "baseline_kind": self.metric_baseline(metric)})
-        comparisons = self._adjust(groups_out)
+            metrics_out.append(self._metric_dict(metric, headline_of.get(metric)))
+        return metrics_out, groups_out, row_of
+
+    def _headlines(self, headline_metrics, row_of):
         headlines = []
         for label, metric in headline_metrics:
             for concurrency in self.concurrencies:
                 cells = {}
                 for kind in self.kinds:
                     row = row_of.get((kind, concurrency, metric))
-                    if row is None:
-                        continue
-                    cells[kind] = {k: row[k] for k in HEADLINE_FIELDS}
+                    if row is not None:
+                        cells[kind] = {k: row[k] for k in HEADLINE_FIELDS}
                 if cells:
-                    headlines.append({"category": label, "label": metric_label(metric),
-                                      "source": metric.source, "group": metric.group,
-                                      "metric": metric.name, "unit": metric.unit,
-                                      "direction": direction(metric.unit),
-                                      "concurrency": concurrency,
-                                      "baseline_kind": self.metric_baseline(metric),
-                                      "kinds": cells})
+                    headline = self._metric_dict(metric, label)
+                    headline.update(category=label, concurrency=concurrency, kinds=cells)
+                    del headline["headline"]
+                    headlines.append(headline)
+        return headlines
+
+    def _reboot_paths(self):
         reboot_paths = []
         for kind in self.kinds:
             for concurrency in self.concurrencies:
@@ -630,7 +812,26 @@ class _Result(object):
                     "kind": kind, "concurrency": concurrency, "counts": dict(counts),
                     "fallback_fraction": (counts.get(FALLBACK_PATH, 0) / soft_total
                                           if soft_total else None)})
+        return reboot_paths
+
+    def _seed_pair_row(self, kind, concurrency, base_kind, base_c, metric_dict):
+        """A comparison the page does not make, for the seed check."""
+        metric = next(m for m in self.metrics
+                      if seed_check.metric_key(self._metric_dict(m))
+                      == seed_check.metric_key(metric_dict))
+        return self.group_row(kind, concurrency, metric, (base_kind, base_c))
+
+    def as_dict(self):
+        headline_metrics = self.headline_metrics()
+        metrics_out, groups_out, row_of = self._groups(headline_metrics)
+        reboot_paths = self._reboot_paths()
+        environment = env_lib.environment(self.c.facts, self.kinds)
+        roles, checks = seed_check.plan(self.kinds, environment, metrics_out, groups_out)
+        extra = seed_check.attach(checks, groups_out, self._seed_pair_row)
+        comparisons = self._adjust(groups_out + extra)
+        seeds = seed_check.evaluate(roles, checks, self.alpha, reboot_paths, groups_out)
         return {"format": "vmct-comparison", "format_version": FORMAT_VERSION,
+                "title": env_lib.page_title(environment),
                 "baseline": self.baseline, "confidence": self.confidence,
                 "methods": {"ratio_interval": "fieller",
                             "test": "mann-whitney-u",
@@ -638,11 +839,14 @@ class _Result(object):
                             "correction": CORRECTION, "alpha": self.alpha,
                             "comparisons": comparisons, "high_cv": stats.HIGH_CV},
                 "kinds": self.kinds, "concurrencies": self.concurrencies,
+                "environment": environment,
+                "warnings": env_lib.warnings(environment),
                 "tasks": self.c.tasks, "workloads": self.c.workloads,
                 "skipped_workloads": self.c.skipped,
                 "metrics": metrics_out, "groups": groups_out,
-                "headlines": headlines, "lifecycle": self.lifecycle(),
-                "reboot_paths": reboot_paths}
+                "headlines": self._headlines(headline_metrics, row_of),
+                "lifecycle": self.lifecycle(),
+                "reboot_paths": reboot_paths, "seed_check": seeds}
 
 
 def compare(tasks_results, baseline=None, confidence=stats.DEFAULT_CONFIDENCE):
@@ -659,5 +863,7 @@ def compare(tasks_results, baseline=None, confidence=stats.DEFAULT_CONFIDENCE):
     return collector.result(baseline, confidence)
 
 
-# The one list of CSV columns (render_csv writes exactly these, in this order).
-CSV_COLUMNS = IDENTITY_FIELDS + STAT_FIELDS + RATIO_FIELDS + TEST_FIELDS
+# The one list of CSV columns (render_csv writes exactly these, in this order):
+# the group rows, then reboot path rows and facts rows (``value``; see render_csv).
+CSV_COLUMNS = (IDENTITY_FIELDS + STAT_FIELDS + RATIO_FIELDS + TEST_FIELDS
+               + VARIANT_FIELDS + ("value",))

@@ -23,6 +23,9 @@ import json
 import math
 
 from rally_vmct.task.exporters import comparison_data as cdata
+from rally_vmct.task.exporters import environment as env_lib
+from rally_vmct.task.exporters import seed_check
+from rally_vmct.task import output
 from rally_vmct.workloads import stats
 
 KIND_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
@@ -56,6 +59,16 @@ svg text{font:11px system-ui,"DejaVu Sans",sans-serif;fill:#1d2430}
 caption{caption-side:top;text-align:left;font-size:12px;color:#4b5563;padding:2px 0}
 nav ul{columns:2;font-size:12.5px;margin:4px 0;padding-left:18px}
 .tight td,.tight th{padding:2px 4px}
+div.warnings{border:2px solid #b91c1c;background:#fef2f2;color:#7f1d1d;
+ padding:6px 12px;margin:10px 0;border-radius:4px}
+div.warnings p{margin:4px 0;font-weight:600}
+table.env td,table.seeds td{overflow-wrap:anywhere}
+table.env td.mixed{background:#fff4d6}table.env td.unknown,td.unknown{color:#6b7280;
+ font-style:italic}span.emu{color:#b91c1c;font-weight:700}
+td.agrees{background:#e3f4e6}td.disagrees{background:#fbe4e4}
+td.cannot{background:#f3f4f6}td.nodir{background:#eef2ff}
+table.seeds ul{margin:2px 0;padding-left:16px}
+table.seeds{table-layout:fixed}table.seeds td.num,table.seeds th{white-space:normal}
 """
 
 
@@ -312,14 +325,6 @@ def _ratio_class(cell, better):
     return "num ci better" if good else "num ci worse"
 
 
-def _min_equal_n(alpha):
-    """Smallest N per side with which a Mann-Whitney test can reach p < alpha."""
-    n = 1
-    while 2.0 / math.comb(2 * n, n) >= alpha:
-        n += 1
-    return n
-
-
 def _legend(data):
     """How to read the ratio cells: interval method, test, correction, CV flag."""
     methods = data["methods"]
@@ -338,7 +343,7 @@ def _legend(data):
         "1/3; with equal N at least %d per side are needed). Below: the kind's mean ± "
         "SD, sample count N and CV, flagged <span class=flag>%s</span> above %g %%.</p>"
         % (round(100 * data["confidence"]), methods["comparisons"], NOT_SIGNIFICANT,
-           alpha, _min_equal_n(alpha), CV_FLAG, 100 * methods["high_cv"]))
+           alpha, seed_check.min_equal_n(alpha), CV_FLAG, 100 * methods["high_cv"]))
 
 
 def _swatch(kind, colors):
@@ -417,6 +422,137 @@ def _reboot_table(data, colors):
     return "".join(out)
 
 
+def _warnings(data):
+    """The emulation warnings, in a box at the top of the page."""
+    warnings = data.get("warnings") or ()
+    if not warnings:
+        return ""
+    return ('<div class="warnings" id="warnings" role="alert">%s</div>'
+            % "".join("<p>Warning: %s.</p>" % _e(w["text"]) for w in warnings))
+
+
+def _environment_cell(fact):
+    values = fact["values"]
+    if not values or [v["value"] for v in values] == [env_lib.NOT_RECORDED]:
+        return '<td class="unknown">%s</td>' % env_lib.NOT_RECORDED
+    if len(values) > 1:
+        return ('<td class="mixed" title="iterations disagree">%s</td>'
+                % _e(fact["text"]))
+    return "<td>%s</td>" % _e(fact["text"])
+
+
+def _environment_table(data, colors):
+    """What produced each kind's numbers: one row per disclosed fact."""
+    entries = data.get("environment") or ()
+    if not entries:
+        return ""
+    out = ['<h2 id="environment">Environment per kind</h2><p class=note>What produced '
+           'each kind\'s numbers, from the instance facts every benchmark iteration '
+           'records. Where iterations disagree, every value is listed with the number of '
+           'iterations that reported it; <i>%s</i>: the results do not say (older '
+           'results, or no benchmark iteration of that kind).</p>' % env_lib.NOT_RECORDED,
+           '<table class="env tight" id="environment-table"><thead><tr><th>fact</th>']
+    for entry in entries:
+        mark = ' <span class=emu>(emulated)</span>' if entry["emulated"] else ""
+        out.append("<th>%s%s</th>" % (_swatch(entry["kind"], colors), mark))
+    out.append('</tr></thead><tbody><tr><td>iterations with facts</td>')
+    out += ["<td>%d</td>" % e["facts_tables"] for e in entries]
+    out.append("</tr>")
+    for index, (key, label) in enumerate(output.DISCLOSED_FACTS):
+        out.append('<tr data-fact="%s"><td>%s</td>' % (_e(key), _e(label)))
+        out += [_environment_cell(e["facts"][index]) for e in entries]
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+_VERDICT_CLASS = {seed_check.AGREES: "agrees", seed_check.DISAGREES: "disagrees",
+                  seed_check.CANNOT_TELL: "cannot", seed_check.NO_DIRECTION: "nodir"}
+
+
+def _seed_side(stats_row, unit):
+    if not stats_row:
+        return "<td class=num>–</td>"
+    return "<td class=num>%s ± %s %s<br><small>N=%d</small></td>" % (
+        fmt(stats_row["mean"]), fmt(stats_row["sd"]), _e(unit), stats_row["n"])
+
+
+def _seed_ratio(check):
+    if check.get("ratio") is None:
+        return "<td class=num>%s</td>" % NA
+    text = "×%s" % fmt(check["ratio"])
+    if check.get("ratio_ci_low") is not None and check.get("ratio_ci_high") is not None:
+        text += " <small>[%s, %s]</small>" % (fmt(check["ratio_ci_low"]),
+                                              fmt(check["ratio_ci_high"]))
+    elif check.get("ratio_ci_unbounded"):
+        text += " <small>[unbounded]</small>"
+    return '<td class="num ci">%s<br><small>%s</small></td>' % (
+        text, _e(check.get("observed") or ""))
+
+
+def _seed_kinds(check):
+    """``docker vs kvm`` over ``container vs VM, c=1``."""
+    if not check["candidate"]:
+        return "%s vs %s" % (_e(check["candidate_role"]), _e(check["baseline_role"]))
+    detail = "%s vs %s" % (check["candidate_role"], check["baseline_role"])
+    if check["concurrency"] is not None:
+        detail += ", c=%s" % check["concurrency"]
+        if check["baseline_concurrency"] != check["concurrency"]:
+            detail += " vs c=%s" % check["baseline_concurrency"]
+    return "%s vs %s<br><small>%s</small>" % (_e(check["candidate"]),
+                                              _e(check["baseline"]), _e(detail))
+
+
+def _seed_row(check):
+    p = NA
+    if check.get("p_value") is not None:
+        p = "%s<br><small>Holm %s</small>" % (fmt_p(check["p_value"]),
+                                              fmt_p(check["p_adjusted"]))
+    notes = "".join("<li>%s</li>" % _e(n) for n in check["notes"])
+    return ('<tr data-seed="%s"><td><b>(%s)</b> %s<br><small>%s: %s</small></td>'
+            "<td>%s</td><td>%s</td>%s%s%s<td class=num>%s</td>"
+            '<td class="%s"><b>%s</b><br><small>%s</small>%s</td></tr>'
+            % (_e(check["id"]), _e(check["id"]), _e(check["claim"]), _e(check["source"]),
+               _e(check["published"]), _seed_kinds(check), _e(check["label"] or NA),
+               _seed_side(check["candidate_stats"], check["unit"] or ""),
+               _seed_side(check["baseline_stats"], check["unit"] or ""),
+               _seed_ratio(check), p, _VERDICT_CLASS[check["verdict"]],
+               _e(check["verdict"]), _e(check["reason"]),
+               "<ul>%s</ul>" % notes if notes else ""))
+
+
+def _seed_section(data):
+    """Seed check: each published direction, agreed, disagreed or undecided."""
+    seeds = data.get("seed_check")
+    if not seeds:
+        return ""
+    roles = "; ".join("%s = %s (from %s)%s" % (
+        r["kind"], r["role"] or "neither VM, container nor native", r["basis"],
+        ", emulated" if r["emulated"] else "") for r in seeds["roles"])
+    out = ['<h2 id="seed-check">Seed check: the published directions</h2>'
+           '<p class=note id="seed-roles">Which kind plays which part: %s.</p>'
+           '<p class=note><b>agrees</b>: the difference is significant (Mann–Whitney U, '
+           'Holm-adjusted with the rest of this page, α = %g) and goes the published '
+           'way; for "within 2–5 %%" the ratio\'s interval lies within ±%g %%. '
+           '<b>disagrees</b>: significant the other way (or wholly outside the band). '
+           '<b>cannot tell</b>: the reason is given. Ratios are candidate ÷ baseline '
+           '(first kind ÷ second) with the page\'s %d %% Fieller interval.</p>'
+           % (_e(roles), seeds["alpha"], 100 * seeds["band"],
+              round(100 * data["confidence"])),
+           '<table class="seeds tight" id="seed-check-table"><colgroup>'
+           '<col style="width:16%"><col style="width:10%"><col style="width:14%">'
+           '<col style="width:10%"><col style="width:10%"><col style="width:10%">'
+           '<col style="width:7%"><col style="width:23%"></colgroup><thead><tr>'
+           '<th>published direction</th><th>kinds</th><th>metric</th>'
+           '<th class=num>first kind <small>mean ± SD</small></th>'
+           '<th class=num>second kind <small>mean ± SD</small></th>'
+           '<th class=num>ratio <small>[CI]</small></th><th class=num>p</th>'
+           '<th>this run</th></tr></thead><tbody>']
+    out += [_seed_row(check) for check in seeds["checks"]]
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
 _STAT_HEAD = ("<thead><tr><th>kind</th><th class=num>c</th><th class=num>N</th>"
               "<th class=num>fail</th><th class=num>mean <small>[%s]</small></th>"
               "<th class=num>SD</th><th class=num>CV <small>[%%]</small></th>"
@@ -471,56 +607,31 @@ def _metric_section(index, metric, rows, data, colors):
     return "".join(out)
 
 
-def render_html(data, generated_at=""):
-    """The comparison as one self-contained HTML page."""
-    colors = kind_colors(data["kinds"])
-    rows_of = {}
-    for row in data["groups"]:
-        rows_of.setdefault((row["source"], row["group"], row["metric"], row["unit"]),
-                           []).append(row)
-    pct = round(100 * data["confidence"])
+def _page_head(data, generated_at):
+    """From <!DOCTYPE> to the baseline line: title, tasks, stamp, warnings."""
+    title = data.get("title") or " vs ".join(data["kinds"]) or "no data"
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-           '<title>rally-vmct comparison</title><style>%s</style></head><body><main>'
-           % _CSS]
-    out.append("<h1>Instance kinds compared: %s</h1>"
-               % _e(" vs ".join(data["kinds"]) or "no data"))
+           '<title>rally-vmct comparison: %s</title><style>%s</style></head><body><main>'
+           % (_e(title), _CSS)]
+    out.append("<h1>Instance kinds compared: %s</h1>" % _e(title))
     tasks = ", ".join("%s%s" % (t["uuid"], " (%s)" % t["title"] if t.get("title") else "")
                       for t in data["tasks"])
     out.append("<p class=meta>Tasks: %s. %s</p>" % (_e(tasks or "none"), _e(generated_at)))
+    out.append(_warnings(data))
     out.append("<p class=meta>Baseline kind: <b>%s</b> (metrics it has no samples of use "
                "the first kind that has them). Intervals are %d %% confidence intervals."
-               "</p>" % (_e(data["baseline"] or NA), pct))
-    if not data["groups"]:
-        out.append("<p class=note><b>No rally-vmct workload in these tasks</b> (none has "
-                   "a kind argument, a VMCT scenario or a rally-vmct chart).</p>")
-    out.append('<h2 id="summary">Summary: ratios to the baseline</h2>')
-    out.append(_legend(data))
-    out.append(_headline_table(data, colors))
-    lifecycle = svg_lifecycle_chart(data["lifecycle"])
-    if lifecycle:
-        out.append('<h2 id="lifecycle">Lifecycle breakdown</h2><p class=note>Mean time '
-                   'of each phase (%s) per kind and concurrency, stacked; hover a bar '
-                   'for its SD and N.</p>' % _e(" / ".join(data["lifecycle"]["phases"])))
-        out.append(lifecycle)
-    out.append(_reboot_table(data, colors))
-    out.append('<h2 id="metrics">Per metric</h2><nav><ul>')
-    for i, metric in enumerate(data["metrics"]):
-        out.append('<li><a href="#m%d">%s</a></li>' % (i, _e(metric["label"])))
-    out.append("</ul></nav>")
-    for i, metric in enumerate(data["metrics"]):
-        rows = rows_of.get((metric["source"], metric["group"], metric["metric"],
-                            metric["unit"]), [])
-        out.append(_metric_section(i, metric, rows, data, colors))
-    if data["skipped_workloads"]:
-        out.append('<h2 id="skipped">Skipped workloads</h2><ul>')
-        out += ["<li>%s in task %s: %s</li>"
-                % (_e(w["scenario"]), _e(w["task"]), _e(w["reason"]))
-                for w in data["skipped_workloads"]]
-        out.append("</ul>")
-    out.append(
+               "</p>" % (_e(data["baseline"] or NA), round(100 * data["confidence"])))
+    return "".join(out)
+
+
+def _method(data):
+    return (
         '<h2 id="method">Method</h2><p class=note>Groups are kind × concurrency × '
-        'metric over every iteration of the exported tasks. Atomic actions (nested '
+        'metric over every iteration of the exported tasks; sysbench results are also '
+        'grouped by the sysbench dialect (and run mode) their iteration recorded, and '
+        'only results of comparable dialects and workload parameters get a ratio. '
+        'Atomic actions (nested '
         'ones too) are in seconds, one sample per occurrence; workload metrics come '
         'from the scenarios\' charts with the unit in their title. N counts '
         'successful samples; <i>fail</i> counts failed actions, non-numeric values and '
@@ -537,19 +648,65 @@ def render_html(data, generated_at=""):
         'baseline (exact when there are no ties and both N ≤ %d, else the normal '
         'approximation with tie correction and continuity correction); Welch\'s '
         't-test p is in the CSV and JSON for reference. The U p-values of all %d '
-        'comparisons are Holm–Bonferroni adjusted together. n/a means the figure '
+        'comparisons (the seed check\'s own included) are Holm–Bonferroni adjusted '
+        'together. n/a means the figure '
         'cannot be computed (fewer than 2 samples, zero baseline).</p>'
         % (CV_FLAG, 100 * stats.HIGH_CV, stats.MWU_EXACT_LIMIT,
            data["methods"]["comparisons"]))
+
+
+def _metrics_part(data, colors):
+    rows_of = {}
+    for row in data["groups"]:
+        rows_of.setdefault(seed_check.metric_key(row), []).append(row)
+    out = ['<h2 id="metrics">Per metric</h2><nav><ul>']
+    for i, metric in enumerate(data["metrics"]):
+        out.append('<li><a href="#m%d">%s</a></li>' % (i, _e(metric["label"])))
+    out.append("</ul></nav>")
+    for i, metric in enumerate(data["metrics"]):
+        rows = rows_of.get(seed_check.metric_key(metric), [])
+        out.append(_metric_section(i, metric, rows, data, colors))
+    return "".join(out)
+
+
+def render_html(data, generated_at=""):
+    """The comparison as one self-contained HTML page."""
+    colors = kind_colors(data["kinds"])
+    out = [_page_head(data, generated_at)]
+    if not data["groups"]:
+        out.append("<p class=note><b>No rally-vmct workload in these tasks</b> (none has "
+                   "a kind argument, a VMCT scenario or a rally-vmct chart).</p>")
+    out.append(_environment_table(data, colors))
+    out.append('<h2 id="summary">Summary: ratios to the baseline</h2>')
+    out.append(_legend(data))
+    out.append(_headline_table(data, colors))
+    out.append(_seed_section(data))
+    lifecycle = svg_lifecycle_chart(data["lifecycle"])
+    if lifecycle:
+        out.append('<h2 id="lifecycle">Lifecycle breakdown</h2><p class=note>Mean time '
+                   'of each phase (%s) per kind and concurrency, stacked; hover a bar '
+                   'for its SD and N.</p>' % _e(" / ".join(data["lifecycle"]["phases"])))
+        out.append(lifecycle)
+    out.append(_reboot_table(data, colors))
+    out.append(_metrics_part(data, colors))
+    if data["skipped_workloads"]:
+        out.append('<h2 id="skipped">Skipped workloads</h2><ul>')
+        out += ["<li>%s in task %s: %s</li>"
+                % (_e(w["scenario"]), _e(w["task"]), _e(w["reason"]))
+                for w in data["skipped_workloads"]]
+        out.append("</ul>")
+    out.append(_method(data))
     out.append("</main></body></html>")
     return "".join(out)
 
 
 def render_csv(data):
-    """One row per kind x concurrency x metric group, then reboot path counts.
+    """One row per kind x concurrency x metric group, then reboot paths and facts.
 
     Reboot path rows have source ``reboot_path``, metric = the path, unit
-    ``reboots`` and the count in ``n``.
+    ``reboots`` and the count in ``n``. Facts rows have source ``fact``, group = the
+    fact's label, metric = its key, the value in ``value`` and in ``n`` how many
+    facts tables (iterations) of the kind reported it: one row per distinct value.
     """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -563,6 +720,14 @@ def render_csv(data):
                     "source": "reboot_path", "group": "reboot path", "metric": path,
                     "unit": "reboots", "n": count}
             writer.writerow([_csv_value(line.get(k)) for k in columns])
+    for entry in data.get("environment") or ():
+        for fact in entry["facts"]:
+            values = fact["values"] or [{"value": env_lib.NOT_RECORDED, "count": 0}]
+            for value in values:
+                line = {"kind": entry["kind"], "source": "fact", "group": fact["label"],
+                        "metric": fact["key"], "n": value["count"],
+                        "value": value["value"]}
+                writer.writerow([_csv_value(line.get(k)) for k in columns])
     return buf.getvalue()
 
 

@@ -124,7 +124,7 @@ class TestGrouping(testtools.TestCase):
         self.assertEqual({"ratio_interval": "fieller", "test": "mann-whitney-u",
                           "test_exact_limit": 50, "correction": "holm", "alpha": 0.05,
                           "comparisons": 4, "high_cv": 0.1}, self.data["methods"])
-        self.assertEqual(2, self.data["format_version"])
+        self.assertEqual(3, self.data["format_version"])
 
     def test_cv_flag(self):
         self.assertTrue(_row(self.data, "kvm", 2, "vmct.build")["cv_high"])   # 2/12
