@@ -71,6 +71,10 @@ opts = [
     cfg.IntOpt('console_max_bytes', default=100 * 1024, min=1,
                help='Most bytes of console output (container logs of the '
                     'current boot) returned.'),
+    cfg.StrOpt('rescue_mount_path', default='/mnt/instance',
+               help='Where the rescue container sees the root file system '
+                    'of the instance it rescues (read-write: changes made '
+                    'there are the instance\'s after unrescue).'),
 ]
 
 

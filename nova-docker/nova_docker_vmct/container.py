@@ -25,6 +25,9 @@ LABEL_HOST = 'nova.host'
 LABEL_IMAGE = 'nova.image_id'
 LABEL_VCPUS = 'nova.flavor.vcpus'
 LABEL_MEMORY_MB = 'nova.flavor.memory_mb'
+# On the rescue container only: the uuid of the instance it rescues.
+LABEL_RESCUE = 'nova.rescue_of'
+RESCUE_SUFFIX = '-rescue'
 
 MIB = 1024 * 1024
 CPU_PERIOD_NS = 10 ** 9
@@ -45,11 +48,23 @@ def container_name(instance_uuid):
     return NAME_PREFIX + instance_uuid
 
 
-def power_state_of(state):
-    """Nova power state of a container from its State dict (docker inspect)."""
+def rescue_name(instance_uuid):
+    return NAME_PREFIX + instance_uuid + RESCUE_SUFFIX
+
+
+def power_state_of(state, suspended=False):
+    """Nova power state of a container from its State dict (docker inspect).
+
+    Suspend and pause both freeze the container (``docker pause``): a frozen
+    container is SUSPENDED when Nova suspended it (``suspended``), PAUSED
+    otherwise.
+    """
     if not state:
         return power_state.NOSTATE
-    return _POWER_STATES.get(state.get('Status'), power_state.NOSTATE)
+    found = _POWER_STATES.get(state.get('Status'), power_state.NOSTATE)
+    if found == power_state.PAUSED and suspended:
+        return power_state.SUSPENDED
+    return found
 
 
 def hostname_of(instance):
@@ -151,6 +166,56 @@ def parse_docker_time(value):
     moment = datetime.datetime.strptime(head, '%Y-%m-%dT%H:%M:%S').replace(
         tzinfo=datetime.timezone.utc)
     return moment.timestamp() + int(frac) / 1e6
+
+
+# mount(2) copies its options from one page, terminating NUL included.
+MOUNT_DATA_MAX = 4095
+
+
+class NotRescuable(ValueError):
+    """The container's root file system cannot be mounted elsewhere."""
+
+
+def overlay_volume_options(graph_driver):
+    """Options of a ``local`` volume that mounts a container's root fs.
+
+    ``graph_driver`` is the GraphDriver dict of docker inspect. The result
+    mounts the same overlay (the container's image layers, its init layer
+    and its writable layer) that Docker mounts when it starts the container,
+    so changes made there are the container's own. Only overlay2 exposes
+    its layers this way; NotRescuable says why otherwise.
+    """
+    graph_driver = graph_driver or {}
+    name = graph_driver.get('Name')
+    data = graph_driver.get('Data') or {}
+    if name != 'overlay2' or not all(data.get(k) for k in (
+            'LowerDir', 'UpperDir', 'WorkDir')):
+        raise NotRescuable(
+            'rescue mounts the instance\'s root file system from its '
+            'overlay2 layers, but the Docker storage driver is %s' %
+            (name or 'unknown'))
+    options = 'lowerdir=%s,upperdir=%s,workdir=%s' % (
+        data['LowerDir'], data['UpperDir'], data['WorkDir'])
+    if len(options) > MOUNT_DATA_MAX:
+        raise NotRescuable(
+            'the image has too many layers (%d) to mount its root file '
+            'system in one overlay (%d > %d bytes of mount options)' % (
+                data['LowerDir'].count(':') + 1, len(options),
+                MOUNT_DATA_MAX))
+    return {'type': 'overlay', 'device': 'overlay', 'o': options}
+
+
+def rescue_kwargs(kwargs, instance_uuid):
+    """Turn an instance's create arguments into its rescue container's.
+
+    Same hostname, limits, DNS and host labels (so host-wide cleanups find
+    it), its own name, and a label that tells it apart from instances.
+    """
+    rescue = dict(kwargs)
+    rescue['name'] = rescue_name(instance_uuid)
+    rescue['labels'] = dict(kwargs.get('labels') or {})
+    rescue['labels'][LABEL_RESCUE] = instance_uuid
+    return rescue
 
 
 def command_from_image(image_meta):

@@ -21,6 +21,11 @@ Neutron ports are veth pairs whose container ends live in the container's
 network namespace and whose host ends are on the integration bridge. Docker
 destroys that namespace whenever the container stops, so the interfaces are
 plugged again after every start (spawn, reboot, power on, host boot).
+
+Suspend freezes the container (``docker pause``; its memory stays resident),
+rescue runs a second container ``nova-<uuid>-rescue`` from the rescue image
+with the instance's root file system mounted read-write at
+``[docker]rescue_mount_path`` and the instance's ports plugged into it.
 """
 
 import importlib.metadata
@@ -32,11 +37,13 @@ import time
 
 import docker
 import docker.errors
+import docker.types
 from oslo_log import log as logging
 from oslo_utils import excutils
 from oslo_utils import units
 
 from nova.compute import task_states
+from nova.compute import vm_states
 import nova.conf
 from nova import exception
 from nova.network import model as network_model
@@ -136,19 +143,44 @@ class DockerDriver(driver.ComputeDriver):
                 fetch=lambda ctx, image_id: self.image_fetch(ctx, image_id))
         return self._image_cache
 
-    def _inspect(self, instance):
-        """docker inspect of the instance's container or InstanceNotFound."""
+    def _inspect(self, instance, name=None):
+        """docker inspect of the instance's container or InstanceNotFound.
+
+        ``name``: another container of the instance (its rescue container).
+        """
         try:
             return self.client.api.inspect_container(
-                container.container_name(instance.uuid))
+                name or container.container_name(instance.uuid))
         except docker.errors.NotFound:
             raise exception.InstanceNotFound(instance_id=instance.uuid)
 
+    def _inspect_rescue(self, instance):
+        """docker inspect of the instance's rescue container, or None."""
+        try:
+            return self.client.api.inspect_container(
+                container.rescue_name(instance.uuid))
+        except docker.errors.NotFound:
+            return None
+
+    def _current(self, instance):
+        """docker inspect of the container that is the instance now.
+
+        The rescue container while the instance is rescued (its own
+        container is stopped then), else the instance's container.
+        """
+        attrs = self._inspect(instance)
+        if (attrs.get('State') or {}).get('Running'):
+            return attrs
+        return self._inspect_rescue(instance) or attrs
+
     def _nova_containers(self):
         """Low-level list entries of this host's instance containers."""
-        return self.client.api.containers(
+        found = self.client.api.containers(
             all=True,
             filters={'label': ['%s=%s' % (container.LABEL_HOST, CONF.host)]})
+        # rescue containers carry the host label too, but are no instances
+        return [c for c in found
+                if container.LABEL_RESCUE not in (c.get('Labels') or {})]
 
     def _plans(self, network_info):
         return vif_plan.plans(network_info or [],
@@ -271,14 +303,27 @@ class DockerDriver(driver.ComputeDriver):
         except exception.InstanceNotFound:
             return False
 
+    @staticmethod
+    def _suspended(instance):
+        """Did Nova suspend (or is it suspending) the instance?
+
+        A frozen container is the same to Docker whether Nova paused or
+        suspended it (both are ``docker pause``); the instance's own state
+        tells them apart. Docker labels cannot change after create, and a
+        marker kept elsewhere could outlive the freeze.
+        """
+        return (instance.get('vm_state', None) == vm_states.SUSPENDED or
+                instance.get('task_state', None) == task_states.SUSPENDING)
+
     def get_info(self, instance, use_cache=True):
-        attrs = self._inspect(instance)
+        attrs = self._current(instance)
         return hardware.InstanceInfo(
-            state=container.power_state_of(attrs.get('State')),
+            state=container.power_state_of(
+                attrs.get('State'), suspended=self._suspended(instance)),
             internal_id=attrs.get('Id'))
 
     def get_console_output(self, context, instance):
-        attrs = self._inspect(instance)
+        attrs = self._current(instance)
         state = attrs.get('State') or {}
         started = container.parse_docker_time(state.get('StartedAt'))
         finished = container.parse_docker_time(state.get('FinishedAt'))
@@ -318,19 +363,10 @@ class DockerDriver(driver.ComputeDriver):
         started = time.monotonic()
         image_ref = self.image_cache.ensure(context, image_meta)
         plans = self._plans(network_info)
-        kwargs = container.create_kwargs(
-            instance, image_ref, CONF.host, image_meta.id,
-            CONF.docker.cpu_limit,
-            command=container.command_from_image(image_meta),
-            dns=[s for p in plans for s in p.nameservers][:3],
-            ipv6=any(':' in a for p in plans for a in p.addresses))
+        kwargs = self._create_kwargs(instance, image_ref, image_meta, plans)
         name = kwargs['name']
         try:
-            self.client.containers.create(**kwargs)
-            if CONF.docker.inject_key and instance.key_data:
-                self.client.api.put_archive(
-                    name, '/', container.authorized_keys_tar(
-                        instance.key_data))
+            self._create(instance, kwargs)
             if power_on:
                 timeout = CONF.vif_plugging_timeout
                 events = self._neutron_events(network_info) if timeout else []
@@ -360,11 +396,37 @@ class DockerDriver(driver.ComputeDriver):
                  {'name': name, 't': time.monotonic() - started},
                  instance=instance)
 
-    def _start(self, instance, network_info):
-        """Start the container, plug its interfaces; returns its PID."""
-        name = container.container_name(instance.uuid)
+    def _create_kwargs(self, instance, image_ref, image_meta, plans):
+        return container.create_kwargs(
+            instance, image_ref, CONF.host, image_meta.id,
+            CONF.docker.cpu_limit,
+            command=container.command_from_image(image_meta),
+            dns=[s for p in plans for s in p.nameservers][:3],
+            ipv6=any(':' in a for p in plans for a in p.addresses))
+
+    def _create(self, instance, kwargs):
+        """Create a container; the key pair goes in before its first start."""
+        self.client.containers.create(**kwargs)
+        if CONF.docker.inject_key and instance.key_data:
+            self.client.api.put_archive(
+                kwargs['name'], '/', container.authorized_keys_tar(
+                    instance.key_data))
+
+    def _start(self, instance, network_info, name=None):
+        """Start the container, plug its interfaces; returns its PID.
+
+        ``name``: the rescue container; default the instance's own, which
+        never starts while a rescue container exists: both would mount the
+        same writable layer.
+        """
+        own = container.container_name(instance.uuid)
+        name = name or own
+        if name == own and self._inspect_rescue(instance) is not None:
+            raise exception.InstancePowerOnFailure(
+                reason='the instance is rescued (container %s): unrescue '
+                       'it first' % container.rescue_name(instance.uuid))
         self.client.api.start(name)
-        state = self._inspect(instance).get('State') or {}
+        state = self._inspect(instance, name).get('State') or {}
         pid = state.get('Pid') or 0
         if not state.get('Running') or pid <= 0:
             raise self._exited(name, state, 'at once')
@@ -372,7 +434,7 @@ class DockerDriver(driver.ComputeDriver):
             self._plugger.plug(self._plans(network_info), pid, instance.uuid)
         except Exception:
             with excutils.save_and_reraise_exception() as ctxt:
-                state = self._inspect(instance).get('State') or {}
+                state = self._inspect(instance, name).get('State') or {}
                 if not state.get('Running') or state.get('Pid') != pid:
                     # Its netns vanished under the plugging: say why.
                     ctxt.reraise = False
@@ -414,6 +476,10 @@ class DockerDriver(driver.ComputeDriver):
                block_device_info=None, bad_volumes_callback=None,
                accel_info=None, share_info=None):
         self._inspect(instance)
+        # Nova reboots no RESCUED instance: a rescue container left by a
+        # failed rescue or unrescue (instance in ERROR) goes, as a hard
+        # reboot of a libvirt instance boots its own disk again.
+        self._remove_rescue(instance)
         if reboot_type == 'SOFT':
             how = self._stop(instance, CONF.docker.soft_reboot_timeout)
         else:
@@ -431,13 +497,27 @@ class DockerDriver(driver.ComputeDriver):
 
     def power_on(self, context, instance, network_info,
                  block_device_info=None, accel_info=None, share_info=None):
-        state = self._inspect(instance).get('State') or {}
+        rescue = self._inspect_rescue(instance)
+        if rescue is not None:
+            if instance.get('vm_state', None) == vm_states.RESCUED:
+                # host boot of a rescued instance: the rescue goes on
+                self._ensure_running(instance, network_info, rescue)
+                return
+            self._remove_rescue(instance)
+        self._ensure_running(instance, network_info, self._inspect(instance))
+
+    def _ensure_running(self, instance, network_info, attrs):
+        """Unfreeze, start or replug the container of ``attrs``."""
+        name = attrs['Name'].lstrip('/')
+        state = attrs.get('State') or {}
         if state.get('Paused'):
-            self.client.api.unpause(container.container_name(instance.uuid))
-        if state.get('Running'):
-            self.plug_vifs(instance, network_info)
+            self.client.api.unpause(name)
+        if not state.get('Running'):
+            self._start(instance, network_info, name=name)
             return
-        self._start(instance, network_info)
+        plans = self._plans(network_info)
+        if plans and not self._plugger.is_plugged(plans):
+            self._plugger.plug(plans, state['Pid'], instance.uuid)
 
     def resume_state_on_host_boot(self, context, instance, network_info,
                                   share_info, block_device_info=None):
@@ -449,12 +529,49 @@ class DockerDriver(driver.ComputeDriver):
     def unpause(self, instance):
         self.client.api.unpause(container.container_name(instance.uuid))
 
+    def suspend(self, context, instance):
+        """Freeze every process of the container (``docker pause``).
+
+        The cgroup freezer stops the processes where they are; they keep
+        their memory, open files and sockets, and continue on resume.
+        Unlike libvirt's suspend (memory saved to disk), the memory stays
+        resident: Docker's checkpoint (CRIU) would free it, but it is
+        experimental and needs criu on the host. get_info reports the
+        frozen container as SUSPENDED (suspend to RAM) while Nova suspends
+        or has suspended it, PAUSED otherwise.
+        """
+        state = self._inspect(instance).get('State') or {}
+        if state.get('Paused'):
+            return
+        if not state.get('Running'):
+            # Nothing to freeze: the instance stays as it is (vm_state
+            # restored, fault recorded) instead of going to ERROR.
+            raise exception.InstanceFaultRollback(
+                inner_exception=exception.InstanceSuspendFailure(
+                    reason='container %s is not running (%s)' % (
+                        container.container_name(instance.uuid),
+                        state.get('Status'))))
+        self.client.api.pause(container.container_name(instance.uuid))
+
+    def resume(self, context, instance, network_info, block_device_info=None,
+               share_info=None):
+        """Thaw the container; start it if it stopped in the meantime.
+
+        A container stops while frozen only when the engine or the host
+        restarts; its processes are gone then, so resume boots it again.
+        """
+        attrs = self._inspect(instance)
+        if not (attrs.get('State') or {}).get('Running'):
+            LOG.warning('Container stopped while suspended (engine or host '
+                        'restart): starting it again', instance=instance)
+        self._ensure_running(instance, network_info, attrs)
+
     def plug_vifs(self, instance, network_info):
         plans = self._plans(network_info)
         if not plans:
             return
         try:
-            state = self._inspect(instance).get('State') or {}
+            state = self._current(instance).get('State') or {}
         except exception.InstanceNotFound:
             # nova-compute's init_host plugs every instance of the host; one
             # whose container is gone (removed behind Nova's back, e.g. the
@@ -469,6 +586,15 @@ class DockerDriver(driver.ComputeDriver):
     def unplug_vifs(self, instance, network_info):
         self._plugger.unplug(self._plans(network_info))
 
+    def detach_interface(self, context, instance, vif):
+        """Unplug one port: its bridge port and veth pair go.
+
+        The container end of the pair goes with its host end; a container
+        that is not running has nothing plugged. Attaching is not supported
+        (``supports_attach_interface`` is false: Nova's API answers 400).
+        """
+        self._plugger.unplug(self._plans([vif]))
+
     def _remove(self, instance, plans):
         name = container.container_name(instance.uuid)
         try:
@@ -480,13 +606,143 @@ class DockerDriver(driver.ComputeDriver):
 
     def destroy(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True, destroy_secrets=True):
+        self._remove_rescue(instance)
         self._remove(instance, self._plans(network_info))
+
+    # -- rescue ------------------------------------------------------------
+
+    def rescue(self, context, instance, network_info, image_meta,
+               rescue_password, block_device_info, share_info):
+        """Boot a rescue container with the instance's root file system.
+
+        Nova powered the instance off before. The rescue container runs the
+        rescue image with the instance's limits, hostname, key pair and
+        Neutron ports; the instance's root file system (the overlay of its
+        image layers and its writable layer, as Docker mounts it on start)
+        is a ``local`` volume at ``[docker]rescue_mount_path``: Docker
+        mounts it when the rescue container starts and unmounts it when it
+        stops. The rescue password is not set (there is no agent; like
+        libvirt with ``inject_password = False``).
+
+        Nova sets a failed rescue to ERROR whatever the driver raises; the
+        instance is started again then (when it was ACTIVE), and a hard
+        reboot makes it ACTIVE.
+        """
+        attrs = self._inspect(instance)
+        if (attrs.get('State') or {}).get('Running'):
+            self._stop(instance, 0)
+            attrs = self._inspect(instance)
+        try:
+            options = container.overlay_volume_options(
+                attrs.get('GraphDriver'))
+        except container.NotRescuable as e:
+            raise exception.InstanceNotRescuable(instance_id=instance.uuid,
+                                                 reason=str(e))
+        self._remove_rescue(instance)   # a leftover of a failed attempt
+        name = container.rescue_name(instance.uuid)
+        try:
+            image_ref = self.image_cache.ensure(context, image_meta)
+            kwargs = container.rescue_kwargs(self._create_kwargs(
+                instance, image_ref, image_meta, self._plans(network_info)),
+                instance.uuid)
+            kwargs['mounts'] = [docker.types.Mount(
+                CONF.docker.rescue_mount_path, None, type='volume',
+                # never copy the rescue image's files into the instance's
+                no_copy=True,
+                driver_config=docker.types.DriverConfig('local', options))]
+            self._create(instance, kwargs)
+            self._start(instance, network_info, name=name)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                LOG.error('Rescue failed; removing %s', name,
+                          instance=instance)
+                self._restore_after_failed_rescue(instance, network_info)
+        LOG.info('Rescued in container %(name)s (instance root file '
+                 'system at %(path)s)',
+                 {'name': name, 'path': CONF.docker.rescue_mount_path},
+                 instance=instance)
+
+    def _restore_after_failed_rescue(self, instance, network_info):
+        try:
+            self._remove_rescue(instance)
+            if instance.get('vm_state', None) == vm_states.ACTIVE:
+                self._start(instance, network_info)
+        except Exception:
+            LOG.exception('Could not restart the instance after the failed '
+                          'rescue', instance=instance)
+
+    def unrescue(self, context, instance):
+        """Remove the rescue container and start the instance's own."""
+        self._inspect(instance)
+        self._remove_rescue(instance)
+        self._start(instance, instance.get_network_info())
+
+    def _remove_rescue(self, instance):
+        """Remove the rescue container and its volume; False if none.
+
+        The volume is removed after the container (Docker unmounts it when
+        the container stops) and only when it is no longer mounted here:
+        removing a volume deletes what is in it, which would be the
+        instance's files while they are still mounted.
+        """
+        attrs = self._inspect_rescue(instance)
+        if attrs is None:
+            return False
+        name = container.rescue_name(instance.uuid)
+        try:
+            self.client.api.remove_container(name, force=True)
+        except docker.errors.NotFound:
+            pass
+        for m in attrs.get('Mounts') or []:
+            if m.get('Type') != 'volume' or not m.get('Name'):
+                continue
+            if m.get('Source') and os.path.ismount(m['Source']):
+                LOG.error('Keeping volume %(vol)s of %(name)s: still '
+                          'mounted at %(path)s (docker volume rm it once '
+                          'unmounted)', {'vol': m['Name'], 'name': name,
+                                         'path': m['Source']},
+                          instance=instance)
+                continue
+            try:
+                self.client.api.remove_volume(m['Name'])
+            except docker.errors.NotFound:
+                pass
+        return True
 
     def cleanup(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True, migrate_data=None, destroy_vifs=True,
                 destroy_secrets=True):
         if destroy_vifs:
             self._plugger.unplug(self._plans(network_info))
+
+    # -- refused early ------------------------------------------------------
+
+    def check_can_live_migrate_destination(
+            self, context, instance, src_compute_info, dst_compute_info,
+            block_migration=False, disk_over_commit=False):
+        # MigrationPreCheckError (not NotImplementedError, which the
+        # conductor turns into ERROR): the scheduler tries another host or
+        # gives up, the instance stays as it is.
+        raise exception.MigrationPreCheckError(
+            reason='the Docker compute driver cannot live-migrate '
+                   'containers')
+
+    def check_can_live_migrate_source(self, context, instance,
+                                      dest_check_data,
+                                      block_device_info=None):
+        raise exception.MigrationPreCheckError(
+            reason='the Docker compute driver cannot live-migrate '
+                   'containers')
+
+    def migrate_disk_and_power_off(self, context, instance, dest, flavor,
+                                   network_info, block_device_info=None,
+                                   timeout=0, retry_interval=0):
+        # Before anything changed: Nova puts the instance back to its
+        # vm_state (ACTIVE or STOPPED) and records this reason as its fault.
+        raise exception.InstanceFaultRollback(
+            inner_exception=exception.MigrationError(
+                reason='the Docker compute driver cannot resize or migrate '
+                       'instances; the instance was not changed'))
 
     def snapshot(self, context, instance, image_id, update_task_state):
         """docker commit, docker save, upload to Glance."""

@@ -47,18 +47,29 @@ class FakeContainers(object):
     def __init__(self, client):
         self.client = client
 
-    def create(self, image=None, name=None, labels=None, **kwargs):
-        if name in self.client.api.store:
+    def create(self, image=None, name=None, labels=None, mounts=(),
+               **kwargs):
+        api = self.client.api
+        if name in api.store:
             raise docker.errors.APIError('Conflict: %s' % name)
-        self.client.api.store[name] = {
-            'Id': 'c%d' % next(_ids), 'Name': '/' + name,
+        cid = 'c%d' % next(_ids)
+        layers = '/var/lib/docker/overlay2/%s' % cid
+        api.store[name] = {
+            'Id': cid, 'Name': '/' + name,
             'Config': {'Image': image, 'Labels': labels or {}},
             'HostConfig': kwargs,
             'State': {'Status': 'created', 'Running': False,
                       'Paused': False, 'Pid': 0, 'ExitCode': 0,
                       'StartedAt': '0001-01-01T00:00:00Z'},
+            'GraphDriver': {'Name': api.storage_driver, 'Data': {
+                'LowerDir': '%s-init/diff:/var/lib/docker/overlay2/'
+                            'image/diff' % layers,
+                'UpperDir': layers + '/diff',
+                'WorkDir': layers + '/work',
+                'MergedDir': layers + '/merged'}},
+            'Mounts': [api.anonymous_volume(name, m) for m in mounts],
             'files': {}, 'logs': []}
-        self.client.api.calls.append(('create', name))
+        api.calls.append(('create', name))
 
 
 class FakeAPI(object):
@@ -69,6 +80,22 @@ class FakeAPI(object):
         self.ignore_sigterm = False
         self.pids = itertools.count(100)
         self.clock = itertools.count(1)
+        self.storage_driver = 'overlay2'
+        self.volumes = {}       # name -> (container name, Mount)
+
+    def anonymous_volume(self, container, mount):
+        """A Mounts entry of docker inspect for a --mount without source."""
+        name = 'v%d' % next(_ids)
+        self.volumes[name] = (container, mount)
+        return {'Type': 'volume', 'Name': name, 'Driver': 'local',
+                'Source': '/nonexistent/volumes/%s/_data' % name,
+                'Destination': mount['Target'], 'RW': True}
+
+    def remove_volume(self, name):
+        if name not in self.volumes:
+            raise docker.errors.NotFound(name)
+        self.calls.append(('remove_volume', name))
+        del self.volumes[name]
 
     def _get(self, name):
         if name in self.store:
@@ -109,8 +136,9 @@ class FakeAPI(object):
                               Pid=next(self.pids), ExitCode=0)
 
     def _down(self, c, code):
-        c['State'].update(Status='exited', Running=False, Pid=0,
-                          ExitCode=code, FinishedAt='2026-01-01T00:00:%02d.7Z'
+        c['State'].update(Status='exited', Running=False, Paused=False,
+                          Pid=0, ExitCode=code,
+                          FinishedAt='2026-01-01T00:00:%02d.7Z'
                           % c.get('tick', 0))
 
     def stop(self, name, timeout=10):
@@ -150,9 +178,12 @@ class FakeAPI(object):
                         if since is None or t >= since % 60)
 
     def remove_container(self, name, v=False, force=False):
-        self._get(name)
+        c = self._get(name)
         self.calls.append(('remove', name))
         del self.store[name]
+        if v:
+            for m in c['Mounts']:
+                self.volumes.pop(m['Name'], None)
 
 
 class FakeDockerClient(object):

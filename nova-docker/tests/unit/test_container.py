@@ -23,6 +23,58 @@ class TestContainer(testtools.TestCase):
                              container.power_state_of({'Status': status}))
         self.assertEqual(power_state.NOSTATE, container.power_state_of(None))
 
+    def test_frozen_is_suspended_only_when_nova_suspended_it(self):
+        paused = {'Status': 'paused', 'Running': True, 'Paused': True}
+        self.assertEqual(power_state.PAUSED,
+                         container.power_state_of(paused))
+        self.assertEqual(power_state.SUSPENDED,
+                         container.power_state_of(paused, suspended=True))
+        # a suspended instance whose container is no longer frozen is
+        # reported as it is
+        for status, expected in [('running', power_state.RUNNING),
+                                 ('exited', power_state.SHUTDOWN)]:
+            self.assertEqual(expected, container.power_state_of(
+                {'Status': status}, suspended=True))
+
+    def test_overlay_volume_options(self):
+        data = {'LowerDir': '/d/l1/diff:/d/l2/diff', 'UpperDir': '/d/u/diff',
+                'WorkDir': '/d/u/work', 'MergedDir': '/d/u/merged'}
+        self.assertEqual(
+            {'type': 'overlay', 'device': 'overlay',
+             'o': 'lowerdir=/d/l1/diff:/d/l2/diff,upperdir=/d/u/diff,'
+                  'workdir=/d/u/work'},
+            container.overlay_volume_options(
+                {'Name': 'overlay2', 'Data': data}))
+
+    def test_overlay_volume_options_refusals_say_why(self):
+        e = self.assertRaises(container.NotRescuable,
+                              container.overlay_volume_options,
+                              {'Name': 'vfs', 'Data': None})
+        self.assertIn('storage driver is vfs', str(e))
+        self.assertRaises(container.NotRescuable,
+                          container.overlay_volume_options, None)
+        lower = ':'.join('/var/lib/docker/overlay2/%064d/diff' % i
+                         for i in range(50))
+        e = self.assertRaises(
+            container.NotRescuable, container.overlay_volume_options,
+            {'Name': 'overlay2', 'Data': {'LowerDir': lower,
+                                          'UpperDir': '/u', 'WorkDir': '/w'}})
+        self.assertIn('too many layers (50)', str(e))
+
+    def test_rescue_kwargs(self):
+        inst = helpers.instance(hostname='web-1')
+        kwargs = container.create_kwargs(inst, 'glance/x:latest', 'host-1',
+                                         'x', 'quota')
+        rescue = container.rescue_kwargs(kwargs, inst.uuid)
+        self.assertEqual('nova-%s-rescue' % inst.uuid, rescue['name'])
+        self.assertEqual(inst.uuid, rescue['labels']['nova.rescue_of'])
+        self.assertEqual('host-1', rescue['labels']['nova.host'])
+        self.assertEqual('web-1', rescue['hostname'])
+        self.assertEqual(kwargs['mem_limit'], rescue['mem_limit'])
+        # the instance's own arguments are unchanged
+        self.assertEqual('nova-%s' % inst.uuid, kwargs['name'])
+        self.assertNotIn('nova.rescue_of', kwargs['labels'])
+
     def test_cpu_limits(self):
         self.assertEqual({'cpu_shares': 2048, 'nano_cpus': 2 * 10 ** 9},
                          container.cpu_limits(2, 'quota'))

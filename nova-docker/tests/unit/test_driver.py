@@ -1,4 +1,5 @@
 import contextlib
+import os
 import uuid
 
 from oslo_config import fixture as config_fixture
@@ -7,6 +8,7 @@ import testtools
 from nova.compute import power_state
 from nova.compute import provider_tree
 from nova.compute import task_states
+from nova.compute import vm_states
 import nova.conf
 from nova import exception
 from nova_docker_vmct import driver as docker_driver
@@ -351,6 +353,272 @@ class TestLifecycle(DriverTestCase):
         self.assertEqual([self.inst.name], self.driver.list_instances())
         self.conf.config(host='other-host')
         self.assertEqual([], self.driver.list_instance_uuids())
+
+
+class TestSuspend(DriverTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.inst, self.nw = self.make(vm_state=vm_states.ACTIVE)
+        self.spawn(self.inst, self.nw)
+        self.client.api.calls.clear()
+        self.ran.clear()
+        self.name = 'nova-%s' % self.inst.uuid
+
+    def test_suspend_freezes_and_reports_suspended(self):
+        self.inst.task_state = task_states.SUSPENDING
+        self.driver.suspend(self.ctx, self.inst)
+        self.assertEqual([('pause', self.name)], self.client.api.calls)
+        self.assertTrue(self.state(self.inst)['Paused'])
+        # as Nova reads it right after suspend, and later
+        self.assertEqual(power_state.SUSPENDED,
+                         self.driver.get_info(self.inst).state)
+        self.inst.vm_state = vm_states.SUSPENDED
+        self.inst.task_state = None
+        self.assertEqual(power_state.SUSPENDED,
+                         self.driver.get_info(self.inst).state)
+        # suspending a frozen container again changes nothing
+        self.driver.suspend(self.ctx, self.inst)
+        self.assertEqual([('pause', self.name)], self.client.api.calls)
+
+    def test_pause_is_reported_as_paused_not_suspended(self):
+        self.inst.task_state = task_states.PAUSING
+        self.driver.pause(self.inst)
+        self.inst.vm_state = vm_states.PAUSED
+        self.inst.task_state = None
+        self.assertEqual(power_state.PAUSED,
+                         self.driver.get_info(self.inst).state)
+        # frozen behind Nova's back: PAUSED, which the power state sync
+        # ignores for an ACTIVE instance (SUSPENDED would stop it)
+        self.inst.vm_state = vm_states.ACTIVE
+        self.assertEqual(power_state.PAUSED,
+                         self.driver.get_info(self.inst).state)
+
+    def test_resume_thaws_without_replugging(self):
+        self.driver.suspend(self.ctx, self.inst)
+        self.client.api.calls.clear()
+        self.inst.vm_state = vm_states.SUSPENDED
+        self.inst.task_state = task_states.RESUMING
+        pid = self.state(self.inst)['Pid']
+        self.driver.resume(self.ctx, self.inst, self.nw)
+        self.assertEqual([('unpause', self.name)], self.client.api.calls)
+        self.assertEqual(pid, self.state(self.inst)['Pid'])
+        self.assertEqual([], self.ran)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+
+    def test_resume_starts_a_container_stopped_meanwhile(self):
+        self.driver.suspend(self.ctx, self.inst)
+        self.client.api._down(self.state_dict(), 137)    # engine restart
+        self.devices.clear()
+        self.client.api.calls.clear()
+        self.driver.resume(self.ctx, self.inst, self.nw)
+        self.assertEqual([('start', self.name)], self.client.api.calls)
+        self.assertTrue(any(c[:3] == ['ip', 'link', 'add'] for c in self.ran))
+
+    def test_suspend_of_stopped_container_rolls_back(self):
+        self.driver.power_off(self.inst, timeout=0)
+        self.client.api.calls.clear()
+        e = self.assertRaises(exception.InstanceFaultRollback,
+                              self.driver.suspend, self.ctx, self.inst)
+        self.assertIsInstance(e.inner_exception,
+                              exception.InstanceSuspendFailure)
+        self.assertIn('is not running (exited)', str(e.inner_exception))
+        self.assertEqual([], self.client.api.calls)
+
+    def test_hard_reboot_of_suspended_instance(self):
+        self.driver.suspend(self.ctx, self.inst)
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'HARD')
+        self.assertFalse(self.state(self.inst)['Paused'])
+        self.assertTrue(self.state(self.inst)['Running'])
+
+    def state_dict(self):
+        return self.client.api.store[self.name]
+
+
+class TestRescue(DriverTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.inst, self.nw = self.make(vm_state=vm_states.ACTIVE)
+        self.spawn(self.inst, self.nw)
+        self.name = 'nova-%s' % self.inst.uuid
+        self.rescue_name = self.name + '-rescue'
+        self.store = self.client.api.store
+
+    def rescue(self, image=None):
+        # Nova's rescue_instance powers the instance off first
+        self.driver.power_off(self.inst, timeout=0)
+        self.inst.task_state = task_states.RESCUING
+        self.client.api.calls.clear()
+        self.ran.clear()
+        self.driver.rescue(self.ctx, self.inst, self.nw, image or
+                           helpers.image_meta(
+                               'f0f0f0f0-0000-0000-0000-000000000001'),
+                           'rescue-pass', None, None)
+
+    def test_rescue_container_mounts_the_instance_root(self):
+        self.rescue()
+        self.assertEqual([('create', self.rescue_name),
+                          ('start', self.rescue_name)],
+                         self.client.api.calls)
+        rescue = self.store[self.rescue_name]
+        own = self.store[self.name]
+        self.assertFalse(own['State']['Running'])
+        self.assertTrue(rescue['State']['Running'])
+        self.assertEqual(self.inst.uuid,
+                         rescue['Config']['Labels']['nova.rescue_of'])
+        [mount] = rescue['Mounts']
+        self.assertEqual('/mnt/instance', mount['Destination'])
+        _container, spec = self.client.api.volumes[mount['Name']]
+        data = own['GraphDriver']['Data']
+        self.assertEqual(
+            {'Name': 'local', 'Options': {
+                'type': 'overlay', 'device': 'overlay',
+                'o': 'lowerdir=%s,upperdir=%s,workdir=%s' % (
+                    data['LowerDir'], data['UpperDir'], data['WorkDir'])}},
+            spec['VolumeOptions']['DriverConfig'])
+        self.assertTrue(spec['VolumeOptions']['NoCopy'])
+        # the key pair, the ports plugged into the rescue container
+        self.assertEqual((0o600, b'ssh-ed25519 AAAA test\n'),
+                         rescue['files']['root/.ssh/authorized_keys'])
+        self.assertIn(['nsenter', '--net=/proc/%d/ns/net' %
+                       rescue['State']['Pid'], '--', 'ip', 'link', 'set',
+                       'eth0', 'up'], self.ran)
+        # Nova reads RUNNING; the rescue container is no instance
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+        self.assertEqual(rescue['Id'],
+                         self.driver.get_info(self.inst).internal_id)
+        self.assertEqual([self.inst.uuid], self.driver.list_instance_uuids())
+        # its console: the rescue container's (its first boot)
+        self.assertEqual(b'boot 2\n', self.driver.get_console_output(
+            self.ctx, self.inst))
+
+    def test_rescue_mount_path_option(self):
+        self.conf.config(group='docker', rescue_mount_path='/rescue/root')
+        self.rescue()
+        self.assertEqual('/rescue/root', self.store[self.rescue_name][
+            'Mounts'][0]['Destination'])
+
+    def test_instance_container_never_starts_while_rescued(self):
+        self.rescue()
+        e = self.assertRaises(exception.InstancePowerOnFailure,
+                              self.driver._start, self.inst, self.nw)
+        self.assertIn('unrescue it first', str(e))
+        self.assertFalse(self.store[self.name]['State']['Running'])
+
+    def test_unrescue_removes_rescue_and_volume_then_starts(self):
+        self.rescue()
+        self.inst.vm_state = vm_states.RESCUED
+        self.inst.task_state = task_states.UNRESCUING
+        volume = self.store[self.rescue_name]['Mounts'][0]['Name']
+        self.client.api.calls.clear()
+        self.driver.unrescue(self.ctx, self.inst)
+        self.assertEqual([('remove', self.rescue_name),
+                          ('remove_volume', volume),
+                          ('start', self.name)], self.client.api.calls)
+        self.assertEqual({}, self.client.api.volumes)
+        self.assertNotIn(self.rescue_name, self.store)
+        self.assertEqual(power_state.RUNNING,
+                         self.driver.get_info(self.inst).state)
+        self.assertEqual(self.store[self.name]['Id'],
+                         self.driver.get_info(self.inst).internal_id)
+
+    def test_volume_still_mounted_is_kept(self):
+        self.rescue()
+        source = self.store[self.rescue_name]['Mounts'][0]['Source']
+        real = os.path.ismount
+        self.patch(os.path, 'ismount', lambda p: p == source or real(p))
+        self.driver.unrescue(self.ctx, self.inst)
+        self.assertNotIn(self.rescue_name, self.store)
+        self.assertEqual(1, len(self.client.api.volumes))
+
+    def test_rescue_of_unmountable_root_keeps_the_instance_running(self):
+        self.store[self.name]['GraphDriver'] = {'Name': 'vfs', 'Data': None}
+        e = self.assertRaises(exception.InstanceNotRescuable, self.rescue)
+        self.assertIn('storage driver is vfs', str(e))
+        self.assertNotIn(self.rescue_name, self.store)
+
+    def test_failed_rescue_removes_it_and_restarts_an_active_instance(self):
+        e = self.assertRaises(exception.ImageUnacceptable, self.rescue,
+                              helpers.image_meta(container_format='bare'))
+        self.assertIn('docker', str(e))
+        self.assertNotIn(self.rescue_name, self.store)
+        self.assertTrue(self.store[self.name]['State']['Running'])
+
+    def test_failed_rescue_of_stopped_instance_leaves_it_stopped(self):
+        self.inst.vm_state = vm_states.STOPPED
+        self.client.api.exit_on_start = True
+        self.assertRaises(exception.InstancePowerOnFailure, self.rescue)
+        self.assertNotIn(self.rescue_name, self.store)
+        self.assertEqual({}, self.client.api.volumes)
+        self.assertFalse(self.store[self.name]['State']['Running'])
+
+    def test_host_boot_keeps_a_rescue_going(self):
+        self.rescue()
+        self.inst.vm_state = vm_states.RESCUED
+        self.client.api._down(self.store[self.rescue_name], 0)
+        self.client.api.calls.clear()
+        self.driver.resume_state_on_host_boot(self.ctx, self.inst, self.nw,
+                                              None)
+        self.assertEqual([('start', self.rescue_name)],
+                         self.client.api.calls)
+
+    def test_hard_reboot_after_failed_unrescue_boots_the_instance(self):
+        self.rescue()
+        self.inst.vm_state = vm_states.ERROR
+        self.driver.reboot(self.ctx, self.inst, self.nw, 'HARD')
+        self.assertNotIn(self.rescue_name, self.store)
+        self.assertTrue(self.store[self.name]['State']['Running'])
+
+    def test_destroy_removes_both(self):
+        self.rescue()
+        self.driver.destroy(self.ctx, self.inst, self.nw)
+        self.assertEqual({}, self.store)
+        self.assertEqual({}, self.client.api.volumes)
+        self.assertEqual(set(), self.devices)
+
+
+class TestInterfaces(DriverTestCase):
+
+    def test_detach_unplugs_only_that_port(self):
+        keep = helpers.vif(mac='fa:16:3e:00:00:01', address='198.51.100.10')
+        gone = helpers.vif(mac='fa:16:3e:00:00:02', address='198.51.100.11')
+        inst = helpers.instance(self.ctx, network_info=[keep, gone])
+        nw = inst.get_network_info()
+        self.spawn(inst, nw)
+        self.assertEqual({nw[0]['devname'], nw[1]['devname']}, self.devices)
+        self.ran.clear()
+        self.driver.detach_interface(self.ctx, inst, nw[1])
+        self.assertEqual({nw[0]['devname']}, self.devices)
+        self.assertEqual(['ip', 'link', 'del', nw[1]['devname']],
+                         self.ran[-1])
+        self.assertTrue(any(c[0] == 'ovs-vsctl' and 'del-port' in c and
+                            nw[1]['devname'] in c for c in self.ran))
+        self.assertFalse(any(nw[0]['devname'] in c for c in self.ran))
+
+
+class TestRefusedEarly(DriverTestCase):
+
+    def test_live_migration_prechecks_refuse(self):
+        inst, _nw = self.make()
+        for check in (lambda: self.driver.check_can_live_migrate_destination(
+                          self.ctx, inst, {}, {}),
+                      lambda: self.driver.check_can_live_migrate_source(
+                          self.ctx, inst, {})):
+            e = self.assertRaises(exception.MigrationPreCheckError, check)
+            self.assertIn('cannot live-migrate', str(e))
+
+    def test_resize_rolls_back_before_anything_changed(self):
+        inst, nw = self.make()
+        self.spawn(inst, nw)
+        self.client.api.calls.clear()
+        e = self.assertRaises(exception.InstanceFaultRollback,
+                              self.driver.migrate_disk_and_power_off,
+                              self.ctx, inst, 'other-host', inst.flavor, nw)
+        self.assertIn('cannot resize or migrate', str(e.inner_exception))
+        self.assertEqual([], self.client.api.calls)
 
 
 class TestHost(DriverTestCase):

@@ -1,0 +1,209 @@
+"""Nova's compute manager drives the driver (fake engine, no services).
+
+The manager's own suspend, resume, pause, rescue, unrescue, resize and power
+state sync code runs unchanged; only what would reach the database, the
+message bus, Neutron, Glance or placement is replaced. What these tests pin
+down is the state Nova leaves the instance in (vm_state, task_state,
+power_state) and the fault it records when the driver refuses.
+"""
+
+from unittest import mock
+
+import fixtures
+from oslo_config import fixture as config_fixture
+from oslo_messaging import conffixture as messaging_conffixture
+import testtools
+
+from nova.compute import manager
+from nova.compute import power_state
+from nova.compute import task_states
+from nova.compute import vm_states
+import nova.conf
+from nova import exception
+from nova import objects
+from nova import rpc
+from nova_docker_vmct import network
+
+from tests import helpers
+from tests.unit import fake_docker
+
+CONF = nova.conf.CONF
+
+
+class ManagerTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(config_fixture.Config(CONF))
+        self.conf.config(host='unit-host', vif_plugging_timeout=0)
+        messaging = self.useFixture(
+            messaging_conffixture.ConfFixture(CONF))
+        messaging.transport_url = 'fake:/'
+        rpc.init(CONF)
+        self.addCleanup(rpc.cleanup)
+        with mock.patch('nova.scheduler.client.report.SchedulerReportClient'):
+            self.compute = manager.ComputeManager(
+                compute_driver='docker.DockerDriver')
+        self.driver = self.compute.driver
+        self.client = fake_docker.FakeDockerClient()
+        self.driver._client = self.client
+        self.driver._plugger = network.Plugger(
+            CONF.docker, run=lambda cmd, check=True, stdin=None: '',
+            exists=lambda dev: True)
+        self.driver.image_fetch = lambda ctx, image_id: iter([b'tar'])
+        self.ctx = helpers.context()
+        self.inst = helpers.instance(self.ctx, host='unit-host',
+                                     vm_state=vm_states.ACTIVE,
+                                     power_state=power_state.RUNNING)
+        self.inst.system_metadata = {}
+        self.nw = self.inst.get_network_info()
+        self.inst.obj_reset_changes()
+        self.image = helpers.image_meta(
+            'f0f0f0f0-0000-0000-0000-000000000001')
+        self.driver.spawn(self.ctx, self.inst, self.image, [], None, {},
+                          self.nw)
+        self.name = 'nova-%s' % self.inst.uuid
+        self.saved = []
+        self.faults = []
+        self._replace_services()
+
+    def _replace_services(self):
+        def save(*args, **kwargs):
+            self.saved.append((self.inst.vm_state, self.inst.task_state,
+                               self.inst.power_state))
+
+        def fault(context, instance, exc, exc_info=None, **kw):
+            self.faults.append(exc)
+
+        c = self.compute
+        for target, attr, kwargs in [
+                (self.inst, 'save', {'side_effect': save}),
+                (self.inst, 'refresh', {}),
+                (c, '_notify_about_instance_usage', {}),
+                (c, '_get_instance_block_device_info', {'return_value': {}}),
+                (c, '_get_rescue_image', {'return_value': self.image}),
+                (c.network_api, 'get_instance_nw_info',
+                 {'return_value': self.nw}),
+                (c.share_manager, 'get_share_info', {}),
+                (c.share_manager, 'mount_all', {}),
+                (c.compute_api, 'stop', {}),
+                (c.compute_api, 'force_stop', {}),
+                (c, '_revert_allocation', {})]:
+            self.useFixture(fixtures.MockPatchObject(target, attr, **kwargs))
+        for name, kwargs in [
+                ('nova.compute.utils.notify_about_instance_action', {}),
+                ('nova.compute.utils.notify_about_instance_rescue_action',
+                 {}),
+                ('nova.compute.utils.notify_about_resize_prep_instance', {}),
+                ('nova.compute.utils.notify_usage_exists', {}),
+                ('nova.compute.utils.add_instance_fault_from_exc',
+                 {'side_effect': fault}),
+                ('nova.objects.InstanceActionEvent.event_start', {}),
+                ('nova.objects.InstanceActionEvent.event_finish', {}),
+                ('nova.objects.InstanceActionEvent.'
+                 'event_finish_with_failure', {}),
+                ('nova.objects.BlockDeviceMappingList.get_by_instance_uuid',
+                 {'return_value': objects.BlockDeviceMappingList()})]:
+            self.useFixture(fixtures.MockPatch(name, **kwargs))
+
+    def act(self, task_state, method, *args):
+        """Run a manager method the way the API casts it."""
+        self.inst.task_state = task_state
+        self.saved.clear()
+        return getattr(self.compute, method)(self.ctx, self.inst, *args)
+
+    def now(self):
+        return (self.inst.vm_state, self.inst.task_state,
+                self.inst.power_state)
+
+    def sync(self):
+        """One round of the _sync_power_states periodic task."""
+        self.saved.clear()
+        self.compute._query_driver_power_state_and_sync(self.ctx, self.inst)
+
+
+class TestSuspend(ManagerTestCase):
+
+    def test_suspend_resume(self):
+        self.act(task_states.SUSPENDING, 'suspend_instance')
+        self.assertEqual((vm_states.SUSPENDED, None, power_state.SUSPENDED),
+                         self.now())
+        self.assertTrue(self.client.api.store[self.name]['State']['Paused'])
+        # the power state sync leaves a suspended (frozen) container alone
+        self.sync()
+        self.assertEqual([], self.saved)
+        self.compute.compute_api.stop.assert_not_called()
+        self.act(task_states.RESUMING, 'resume_instance')
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.now())
+        self.assertFalse(self.client.api.store[self.name]['State']['Paused'])
+
+    def test_pause_is_not_mistaken_for_suspend(self):
+        self.act(task_states.PAUSING, 'pause_instance')
+        self.assertEqual((vm_states.PAUSED, None, power_state.PAUSED),
+                         self.now())
+        self.sync()
+        self.assertEqual([], self.saved)
+        self.act(task_states.UNPAUSING, 'unpause_instance')
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.now())
+
+    def test_suspend_of_a_dead_container_keeps_the_instance_active(self):
+        self.client.api._down(self.client.api.store[self.name], 1)
+        self.assertRaises(exception.InstanceSuspendFailure, self.act,
+                          task_states.SUSPENDING, 'suspend_instance')
+        self.assertEqual(vm_states.ACTIVE, self.inst.vm_state)
+        self.assertIsNone(self.inst.task_state)
+        self.assertIsInstance(self.faults[0],
+                              exception.InstanceSuspendFailure)
+        self.assertIn('is not running', str(self.faults[0]))
+
+
+class TestRescue(ManagerTestCase):
+
+    def test_rescue_unrescue(self):
+        self.act(task_states.RESCUING, 'rescue_instance', None, None, True)
+        self.assertEqual((vm_states.RESCUED, None, power_state.RUNNING),
+                         self.now())
+        store = self.client.api.store
+        self.assertTrue(store[self.name + '-rescue']['State']['Running'])
+        self.assertFalse(store[self.name]['State']['Running'])
+        self.sync()
+        self.assertEqual([], self.saved)
+        self.act(task_states.UNRESCUING, 'unrescue_instance')
+        self.assertEqual((vm_states.ACTIVE, None, power_state.RUNNING),
+                         self.now())
+        self.assertNotIn(self.name + '-rescue', store)
+        self.assertTrue(store[self.name]['State']['Running'])
+        self.assertEqual({}, self.client.api.volumes)
+
+    def test_failed_rescue(self):
+        # Nova sets any failed rescue to ERROR (rescue_instance catches
+        # every exception); the driver leaves the container running
+        self.compute._get_rescue_image.return_value = helpers.image_meta(
+            container_format='bare')
+        e = self.assertRaises(exception.InstanceNotRescuable, self.act,
+                              task_states.RESCUING, 'rescue_instance', None,
+                              None, True)
+        self.assertIn('container_format', str(e))
+        self.assertEqual(vm_states.ERROR, self.inst.vm_state)
+        self.assertTrue(self.client.api.store[self.name]['State']['Running'])
+        self.assertNotIn(self.name + '-rescue', self.client.api.store)
+
+
+class TestResize(ManagerTestCase):
+
+    def test_resize_is_refused_and_the_instance_stays_active(self):
+        migration = objects.Migration(
+            id=1, uuid='00000000-0000-0000-0000-00000000aaaa',
+            dest_host='other-host', dest_compute='other-host',
+            dest_node='other-host', status='pre-migrating')
+        self.useFixture(fixtures.MockPatchObject(migration, 'save'))
+        self.assertRaises(exception.MigrationError, self.act,
+                          task_states.RESIZE_PREP, 'resize_instance', None,
+                          migration, self.inst.flavor, True, None)
+        self.assertEqual(vm_states.ACTIVE, self.inst.vm_state)
+        self.assertIsNone(self.inst.task_state)
+        self.assertEqual('error', migration.status)
+        self.assertIn('cannot resize or migrate', str(self.faults[0]))
+        self.assertTrue(self.client.api.store[self.name]['State']['Running'])
