@@ -38,6 +38,7 @@ import collections
 import math
 
 from rally_vmct.task import output
+from rally_vmct.workloads import facts
 
 VM, CONTAINER, NATIVE = "VM", "container", "native"
 AGREES, DISAGREES, CANNOT_TELL = "agrees", "disagrees", "cannot tell"
@@ -80,6 +81,13 @@ def _role_from_text(text, name=False):
     return None
 
 
+def _recorded(entry, key):
+    """The recorded values of one fact of a kind's environment entry, most frequent first."""
+    fact = next((f for f in entry["facts"] if f["key"] == key), None)
+    return [v["value"] for v in (fact or {}).get("values", ())
+            if v["value"] not in ("not recorded", "(empty)")]
+
+
 def kind_roles(kinds, environment):
     """``[{"kind", "role", "basis", "emulated"}]``: which kind is a VM, a container.
 
@@ -91,15 +99,17 @@ def kind_roles(kinds, environment):
     out = []
     for kind in kinds:
         entry = env.get(kind) or {"facts": [], "emulated": False}
-        virt = next((f for f in entry["facts"] if f["key"] == "virtualization"), None)
-        recorded = [v["value"] for v in (virt or {}).get("values", ())
-                    if v["value"] not in ("not recorded", "(empty)")]
+        recorded = _recorded(entry, "virtualization")
         role = _role_from_text(recorded[0]) if recorded else None
-        if role is not None:
+        if kind == output.NATIVE_KIND or any(
+                v.startswith(facts.NOT_NOVA) for v in _recorded(entry, "nova_hypervisor_type")):
+            # the baseline is this host whatever it runs on (a VM itself, maybe): say so
+            role, basis = NATIVE, "the native baseline (VMCT.native_benchmark, not a Nova " \
+                "instance)" + ("; the host itself: %s" % recorded[0] if recorded else "")
+        elif role is not None:
             basis = "facts: virtualization %r" % recorded[0]
         else:
-            role = (NATIVE if kind == output.NATIVE_KIND
-                    else _role_from_text(kind, name=True))
+            role = _role_from_text(kind, name=True)
             basis = "its name" if role else "neither its facts nor its name say"
         out.append({"kind": kind, "role": role, "basis": basis,
                     "emulated": bool(entry.get("emulated"))})

@@ -141,6 +141,17 @@ class TestRoles(testtools.TestCase):
         self.assertTrue(roles[1]["emulated"])
         self.assertEqual("its name", roles[3]["basis"])
 
+    def test_the_native_baseline_stays_native_on_a_virtual_host(self):
+        """This machine is a KVM guest: its native_benchmark kind is still the baseline."""
+        host = self._env("native", "KVM (hardware-assisted)")
+        other = self._env("metal2", "KVM (hardware-assisted)")
+        other["facts"].append({"key": "nova_hypervisor_type",
+                               "values": [{"value": "none (not a Nova instance)", "count": 2}]})
+        roles = seed_check.kind_roles(["native", "metal2"], [host, other])
+        self.assertEqual([("native", "native"), ("metal2", "native")],
+                         [(r["kind"], r["role"]) for r in roles])
+        self.assertIn("the host itself: KVM (hardware-assisted)", roles[0]["basis"])
+
 
 class TestSeedCheckOfAComparison(testtools.TestCase):
 
@@ -294,8 +305,9 @@ class TestSeedCheckSection(testtools.TestCase):
         self.assertIn('<h2 id="seed-check">Seed check: the published directions</h2>', page)
         self.assertIn('id="seed-check-table"', page)
         self.assertIn("<p class=note id=\"seed-roles\">Which kind plays which part: "
-                      "native = native (from facts: virtualization &#x27;none (bare "
-                      "metal)&#x27;); kvm = VM (from facts: virtualization &#x27;QEMU TCG "
+                      "native = native (from the native baseline (VMCT.native_benchmark, "
+                      "not a Nova instance); the host itself: none (bare metal)); "
+                      "kvm = VM (from facts: virtualization &#x27;QEMU TCG "
                       "(emulated)&#x27;), emulated; docker = container", page)
         for seed in seed_check.SEEDS:
             self.assertIn('<tr data-seed="%s">' % seed.id, page)
