@@ -29,7 +29,8 @@ Methods
   default (``method="linear"``, Hyndman & Fan type 7) and exactly what Rally's
   own report uses (``rally.task.processing.utils.percentile``).
 * **Confidence interval of the mean**: ``mean -/+ t(1 - alpha/2, n - 1) * SD / sqrt(n)``
-  with the Student t quantile computed here (:func:`t_quantile`).
+  with the Student t quantile computed here (:func:`t_quantile`); its lower bound is
+  raised to 0 when no value is negative (a duration's mean is never below 0).
 * **Ratio of two means** ``R = mean_a / mean_b`` (a = candidate, b = baseline,
   independent samples, ``v_a = SD_a**2 / n_a`` and ``v_b = SD_b**2 / n_b`` the
   squared standard errors of the means): **Fieller's interval**, the set of ratios
@@ -389,6 +390,10 @@ def summary(values, confidence=DEFAULT_CONFIDENCE):
     if sd_value is not None:
         half = t_quantile(0.5 + confidence / 2, n - 1) * sd_value / math.sqrt(n)
         ci_low, ci_high = avg - half, avg + half
+        if ordered[0] >= 0:
+            # the mean of a quantity that is never negative (a duration, a rate) is not
+            # either: intersecting the interval with [0, inf) keeps its coverage
+            ci_low = max(ci_low, 0.0)
     p50, p90, p95, p99 = (_percentile_sorted(ordered, p) for p in PERCENTILES)
     return Summary(n, avg, sd_value, _cv(sd_value, avg), ordered[0], ordered[-1],
                    p50, p90, p95, p99, ci_low, ci_high, half)
