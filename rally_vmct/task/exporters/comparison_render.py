@@ -62,7 +62,7 @@ nav ul{columns:2;font-size:12.5px;margin:4px 0;padding-left:18px}
 div.warnings{border:2px solid #b91c1c;background:#fef2f2;color:#7f1d1d;
  padding:6px 12px;margin:10px 0;border-radius:4px}
 div.warnings p{margin:4px 0;font-weight:600}
-table.env td,table.seeds td{overflow-wrap:anywhere}
+table.env td,table.seeds td{overflow-wrap:anywhere}table.env td:first-child{width:11em}
 table.env td.mixed{background:#fff4d6}table.env td.unknown,td.unknown{color:#6b7280;
  font-style:italic}span.emu{color:#b91c1c;font-weight:700}
 td.agrees{background:#e3f4e6}td.disagrees{background:#fbe4e4}

@@ -123,7 +123,7 @@ class ClassifyTestCase(testtools.TestCase):
         result = self.classify("docker-container-on-firecracker.facts")
         self.assertEqual("container (docker), host: KVM guest", result["virtualization"])
         self.assertEqual("no", result["emulated"])
-        self.assertIn("/proc/1/cgroup 9:name=systemd:/docker/ae80dde69951...",
+        self.assertIn("/proc/1/cgroup 9:name=systemd:/docker/<id>",
                       result["virtualization_evidence"])
 
     def test_docker_on_cgroup_v2_is_told_by_dockerenv_and_pid_namespace(self):
