@@ -40,6 +40,8 @@ VALID = "Input Task is valid :)"
 # prints (demo.yaml, native.yaml).
 TASK_ARGS = os.path.join(ROOT, "tools", "task_args.py")
 NET_ID = "4528a7f8-5207-4117-9ffa-f6846284804c"
+# samples whose scenarios need admin credentials besides the users
+ADMIN_SAMPLES = ("conformance.yaml",)
 NATIVE_HOST = {"host": "127.0.0.1", "port": 22822, "user": "root", "key_file": "/k/id_ed25519"}
 NATIVE = {
     "native": {"kind": "native", "host": NATIVE_HOST,
@@ -165,7 +167,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return self.not_found(path)
 
     def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if self.path.rstrip("/") != "/identity/v3/auth/tokens":
             return self.not_found(self.path)
         url = self.server.url
@@ -183,6 +185,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "user": {"id": "u1", "name": "demo", "domain": domain},
             "project": {"id": "p1", "name": "demo", "domain": domain},
             "roles": [{"id": "r1", "name": "member"}], "catalog": catalog}}
+        user = json.loads(body or b"{}").get("auth", {}).get("identity", {}).get(
+            "password", {}).get("user", {}).get("name")
+        if user == "admin":
+            token["token"]["roles"].append({"id": "r2", "name": "admin"})
         self.reply(201, token, [("X-Subject-Token", "fake-token")])
 
 
@@ -219,12 +225,20 @@ class SamplesValidateTestCase(testtools.TestCase):
             "users": [{"username": "demo", "password": "secret", "project_name": "demo",
                        "user_domain_name": "Default", "project_domain_name": "Default"}]}}
         spec_file = os.path.join(self.home.path, "spec.json")
-        with open(spec_file, "w") as f:
-            json.dump(spec, f)
-        self.home.rally("env", "create", "--name", "fake-cloud", "--spec", spec_file)
+        # samples with a scenario that asks for admin credentials (conformance.yaml's
+        # NovaServers.boot_and_rebuild_server) validate in an env that has them too
+        spec_admin = {"existing@openstack": dict(
+            spec["existing@openstack"],
+            admin=dict(spec["existing@openstack"]["users"][0], username="admin"))}
+        for name, content in (("fake-cloud-admin", spec_admin), ("fake-cloud", spec)):
+            with open(spec_file, "w") as f:
+                json.dump(content, f)
+            self.home.rally("env", "create", "--name", name, "--spec", spec_file)
 
     def validate(self, sample, args_file=None, task_args=None, check=True):
         argv = ["task", "validate", os.path.join(SAMPLES, sample)]
+        if sample.endswith(ADMIN_SAMPLES):
+            argv += ["--env", "fake-cloud-admin"]
         if args_file:
             argv += ["--task-args-file", args_file]
         if task_args is not None:
@@ -331,3 +345,16 @@ class SamplesValidateTestCase(testtools.TestCase):
         self.assertRejected("benchmark.yaml", args, "add the 'keypair' context")
         args = dict(self.aio_args(), workload_image={"prepare": "yes"})
         self.assertRejected("benchmark.yaml", args, "vmct_workload_image", "'yes'")
+
+    def test_conformance_expects_per_kind(self):
+        proc = self.validate("conformance.yaml", self.generated)
+        self.assertIn(VALID, proc.stdout)
+        checks = re.findall(r'VMCT.boot_and_check_actions: (\{.*\})', proc.stdout)
+        by_kind = {json.loads(c)["kind"]["name"]: json.loads(c)["checks"] for c in checks}
+        self.assertEqual({"qemu-tcg", "docker"}, set(by_kind))
+        expect = {k: {c["action"]: c["expect"] for c in v} for k, v in by_kind.items()}
+        self.assertEqual({"rescue": "done", "attach_interface": "refused",
+                          "console_url": "refused"}, expect["docker"])
+        self.assertEqual("done", expect["qemu-tcg"]["attach_interface"])
+        # every workload of every kind gets rally-openstack's network context
+        self.assertEqual(2 * 7, proc.stdout.count('"network": {"dns_nameservers": []}'))

@@ -25,9 +25,21 @@ REBOOT = {
 STOP = [(0.0, "ACTIVE", "powering-off", RUNNING), (1.5, "SHUTOFF", None, SHUTDOWN)]
 START = [(0.0, "SHUTOFF", "powering-on", SHUTDOWN), (1.0, "ACTIVE", None, RUNNING)]
 DELETE = [(0.0, "ACTIVE", "deleting", RUNNING), (1.0, "GONE", None, None)]
+# rescue, suspend, pause and their undo (VMCT.boot_and_check_actions)
+SET_ASIDE = {
+    "rescue": [(0.0, "ACTIVE", "rescuing", RUNNING), (2.0, "RESCUE", None, RUNNING)],
+    "unrescue": [(0.0, "RESCUE", "unrescuing", RUNNING), (1.0, "ACTIVE", None, RUNNING)],
+    "suspend": [(0.0, "ACTIVE", "suspending", RUNNING), (1.0, "SUSPENDED", None, SHUTDOWN)],
+    "resume": [(0.0, "SUSPENDED", "resuming", SHUTDOWN), (1.0, "ACTIVE", None, RUNNING)],
+    "pause": [(0.0, "ACTIVE", "pausing", RUNNING), (0.5, "PAUSED", None, 3)],
+    "unpause": [(0.0, "PAUSED", "unpausing", 3), (0.5, "ACTIVE", None, RUNNING)],
+}
 EVENTS = {"create": "compute__do_build_and_run_instance", "reboot": "compute_reboot_instance",
           "stop": "compute_stop_instance", "start": "compute_start_instance",
-          "delete": "compute_terminate_instance"}
+          "delete": "compute_terminate_instance", "rescue": "compute_rescue_instance",
+          "unrescue": "compute_unrescue_instance", "suspend": "compute_suspend_instance",
+          "resume": "compute_resume_instance", "pause": "compute_pause_instance",
+          "unpause": "compute_unpause_instance"}
 EPOCH = 1_800_000_000.0
 
 
@@ -90,6 +102,7 @@ class FakeServerRecord:
         self.steps = []          # absolute (time, status, task_state, power_state)
         self.fault = None
         self.actions = []
+        self.ports = [("port-0", "net-1", None)]    # (port id, network id, detached at)
 
     def play(self, script, action, result="Success", hide_events=False):
         start = self.nova.clock.now
@@ -210,6 +223,65 @@ class FakeServers:
         self.deleted.append(_sid(server))
         return self._act(server, "delete", self.nova.scripts["delete"])
 
+    def _refusable(self, server, action):
+        refusal = self.nova.refusals.get(action)
+        if refusal is not None:
+            self.nova.count("POST /servers/id/action " + action)
+            raise refusal
+        script = self.nova.scripts.get(action) or SET_ASIDE[action]
+        result = "Error" if action in self.nova.compute_refuses else "Success"
+        return self._act(server, action, script, result=result)
+
+    def rescue(self, server):
+        return self._refusable(server, "rescue")
+
+    def unrescue(self, server):
+        return self._refusable(server, "unrescue")
+
+    def suspend(self, server):
+        return self._refusable(server, "suspend")
+
+    def resume(self, server):
+        return self._refusable(server, "resume")
+
+    def pause(self, server):
+        return self._refusable(server, "pause")
+
+    def unpause(self, server):
+        return self._refusable(server, "unpause")
+
+    def interface_list(self, server):
+        self.nova.count("GET os-interface")
+        record = self._record(server)
+        now = self.nova.clock.now
+        return [Obj(port_id=port, net_id=net) for port, net, gone_at in record.ports
+                if gone_at is None or gone_at > now]
+
+    def interface_attach(self, server, port_id, net_id, fixed_ip, tag=None):
+        self.nova.count("POST os-interface")
+        refusal = self.nova.refusals.get("attach_interface")
+        if refusal is not None:
+            raise refusal
+        record = self._record(server)
+        port = "port-%d" % (len(record.ports) + 1)
+        record.ports.append((port, net_id, None))
+        return Obj(port_id=port, net_id=net_id)
+
+    def interface_detach(self, server, port_id):
+        self.nova.count("DELETE os-interface")
+        record = self._record(server)
+        gone_at = self.nova.clock.now + self.nova.detach_seconds
+        record.ports = [(p, n, gone_at if p == port_id else g) for p, n, g in record.ports]
+
+    def get_console_url(self, server, console_type):
+        self.nova.count("POST remote-consoles")
+        refusal = self.nova.refusals.get("console_url")
+        if refusal is not None:
+            raise refusal
+        self._record(server)
+        return {"remote_console": {"type": console_type, "protocol": "vnc",
+                                   "url": "http://127.0.0.1:6080/vnc_auto.html?token=t"}}
+
 
 class FakeInstanceActions:
 
@@ -256,6 +328,9 @@ class FakeNova:
                       "enough hosts available.", "created": "2026-01-01T00:00:00Z"}
         self.errors = []          # exceptions the next GETs raise, in order
         self.hide_reboot_events = False
+        self.refusals = {}        # action -> exception the API answers with
+        self.compute_refuses = set()   # actions whose compute event ends in Error
+        self.detach_seconds = 2.0
         self.requests = []
         self.request_ids = itertools.count(1)
 

@@ -1,0 +1,272 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Conformance: server actions a compute driver does or refuses, checked explicitly.
+
+``VMCT.boot_and_check_actions`` boots one server of a kind and requests each
+action of ``checks`` in turn. An action ends in one of two outcomes:
+
+``done``
+    it took effect (rescue -> RESCUE, suspend -> SUSPENDED, pause -> PAUSED, a
+    new interface listed, a console URL returned) and was undone (unrescue,
+    resume, unpause, detach);
+``refused``
+    Nova's API answered with an error, or the compute refused it and Nova put
+    the instance back as it was (task state cleared, status ACTIVE).
+
+Whatever the outcome, the server must then be ACTIVE with no task state and
+power state RUNNING: an action a driver cannot do must never break an
+instance, and a client must get an answer instead of waiting for a state that
+never comes. A check fails when that does not hold, when the outcome is not the
+one expected (``expect``: ``done``, ``refused`` or ``either``), or when the
+server does not settle within ``[vmct] reboot_timeout``. A failed check does
+not stop the next ones unless the server is no longer ACTIVE; the iteration
+fails at the end, naming every failed check.
+
+Output: the complete Table ``"<kind>: action checks"`` (one row per check:
+action, expected, outcome, ok, detail, state after, seconds), plus the state
+transitions and instance actions tables of every VMCT scenario. Atomic actions:
+``vmct.build``, ``vmct.check_<action>`` (request -> settled -> undone), ``vmct.delete``.
+"""
+
+import typing as t
+
+from rally.task import scenario
+from rally.task import validation
+from rally_openstack.common import consts
+import typing_extensions as te
+
+from rally_vmct.common import instance_actions
+from rally_vmct.common import waiter
+from rally_vmct import opts
+from rally_vmct.task import kinds
+from rally_vmct.task.scenarios import instance
+
+Action = t.Literal["rescue", "suspend", "pause", "attach_interface", "console_url"]
+Expect = t.Literal["done", "refused", "either"]
+DONE, REFUSED = "done", "refused"
+RUNNING = 1
+CHECKS_TITLE = "action checks"
+CHECKS_COLUMNS = ["action", "expected", "outcome", "ok", "detail", "state after", "seconds"]
+
+# action -> (status it reaches, novaclient method that requests it, method that undoes it)
+STATE_ACTIONS = {
+    "rescue": ("RESCUE", "rescue", "unrescue"),
+    "suspend": ("SUSPENDED", "suspend", "resume"),
+    "pause": ("PAUSED", "pause", "unpause"),
+}
+
+
+class Check(te.TypedDict, closed=True):
+    """One action and the outcome the cloud is expected to give."""
+
+    action: Action
+    expect: te.NotRequired[Expect]
+    console_type: te.NotRequired[t.Literal["novnc", "xvpvnc", "spice-html5", "rdp-html5",
+                                           "serial", "webmks"]]
+
+
+class CheckFailed(waiter.WaitError):
+    """One or more checks did not hold."""
+
+
+def api_error(exc):
+    """``"HTTP <code>: <message>"`` for an API error answer, None for anything else."""
+    code = waiter.http_code(exc)
+    if code is None or code < 400:
+        return None
+    message = getattr(exc, "message", None) or str(exc)
+    return "HTTP %s: %s" % (code, str(message).strip()[:300])
+
+
+def verdict(expect, outcome):
+    """Does the outcome meet the expectation?"""
+    return outcome in (DONE, REFUSED) and expect in ("either", outcome)
+
+
+@validation.add("vmct_kind_resources")
+@validation.add("required_services", services=[consts.Service.NOVA])
+@validation.add("required_platform", platform="openstack", users=True)
+@validation.add("vmct_kind")
+@scenario.configure(name="VMCT.boot_and_check_actions", platform="openstack",
+                    context={"cleanup@openstack": ["nova"]})
+class BootAndCheckActions(instance.InstanceScenario):
+
+    def run(self, kind: kinds.KindArg,
+            checks: t.Annotated[list[Check], scenario.Field(min_length=1)],
+            boot_args: dict[str, t.Any] | None = None):
+        """Boot a server of a kind, request each action, check the outcome and the server.
+
+        :param kind: instance kind (see VMCT.boot_and_delete_server)
+        :param checks: [{action: rescue|suspend|pause|attach_interface|console_url,
+            expect: done|refused|either (default either),
+            console_type: novnc (console_url only)}], requested in this order
+            on the same server
+        :param boot_args: extra arguments for Nova's server create; without
+            nics the network context's network is used
+        """
+        self._start_iteration(kind)
+        self.check_rows = []
+
+        def body():
+            self._boot(boot_args)
+            failed = []
+            try:
+                for check in checks:
+                    if not self._check(check):
+                        failed.append(check["action"])
+                    if self.server_waiter.state.status != waiter.ACTIVE:
+                        break
+            finally:
+                self.add_output(complete=self._checks_table())
+            if failed:
+                raise CheckFailed("%s: check(s) failed: %s (see the table '%s: %s')"
+                                  % (self.kind_label, ", ".join(failed), self.kind_label,
+                                     CHECKS_TITLE))
+            self._fetch_actions()
+            self._delete()
+        self._run_iteration(body)
+
+    # -- one check ----------------------------------------------------------
+
+    def _check(self, check):
+        """Request one action, record its row; True when the check holds."""
+        action = check["action"]
+        expect = check.get("expect", "either")
+        self.pacer.before_action()
+        with self.timeline.phase("vmct.check_" + action) as phase:
+            self._mark("vmct.check_" + action)
+            try:
+                if action in STATE_ACTIONS:
+                    outcome, detail = self._state_action(action)
+                elif action == "attach_interface":
+                    outcome, detail = self._attach_interface()
+                else:
+                    outcome, detail = self._console_url(check.get("console_type", "novnc"))
+                problem = None
+                after = self._settle("server %s to settle" % self.server.id)
+            except Exception as e:
+                problem = str(e) if isinstance(e, waiter.WaitError) else "%s: %s" % (
+                    type(e).__name__, e)
+                outcome, detail = "error", problem
+                after = self.server_waiter.poll(self.clock.monotonic() + 60)[0]
+            phase.end(self.clock.monotonic())
+        if problem is None and not self._usable(after):
+            problem = "the server is %s after %s" % (after.describe(), action)
+        if problem is None and not verdict(expect, outcome):
+            problem = "expected %s, got %s" % (expect, outcome)
+        ok = problem is None
+        if not ok and problem != detail:
+            detail = "%s; %s" % (problem, detail)
+        self.check_rows.append([action, expect, outcome, "yes" if ok else "no", detail,
+                                after.describe(), round(phase.duration, 3)])
+        return ok
+
+    @staticmethod
+    def _usable(state):
+        return (state.status == waiter.ACTIVE and state.settled
+                and state.power_state in (None, RUNNING))
+
+    def _settle(self, what):
+        """Wait until the server has no task state (or is in ERROR); its state then."""
+        return self.server_waiter.wait_for(
+            lambda s: s.settled or s.status == waiter.ERROR, opts.get("reboot_timeout"),
+            what, error_ok=True).state
+
+    def _state_action(self, action):
+        target, request, undo = STATE_ACTIONS[action]
+        servers = self._nova().servers
+        try:
+            response = getattr(servers, request)(self.server)
+        except Exception as e:
+            refused = api_error(e)
+            if refused is None:
+                raise
+            return REFUSED, "the API refused %s: %s" % (action, refused)
+        request_id = self._remember_request(response)
+        state = self._settle("server %s to settle after %s" % (self.server.id, action))
+        if state.status == waiter.ERROR:
+            raise waiter.ServerFault("%s put server %s in ERROR: %s"
+                                     % (action, self.server.id, waiter.fault_text(state.fault)))
+        if state.status == target:
+            self._remember_request(getattr(servers, undo)(self.server))
+            self.server_waiter.wait_for_status(
+                waiter.ACTIVE, opts.get("reboot_timeout"),
+                "server %s to become ACTIVE (%s)" % (self.server.id, undo))
+            return DONE, "%s, then %s: ACTIVE" % (target, undo)
+        if state.status == waiter.ACTIVE:
+            return REFUSED, "the compute refused %s, the server stayed ACTIVE (%s)" % (
+                action, self._action_result(request_id))
+        raise waiter.WaitError("%s left server %s %s" % (action, self.server.id,
+                                                         state.describe()))
+
+    def _action_result(self, request_id):
+        action = self._fetch_action(request_id)
+        if action is None:
+            return "no instance action recorded"
+        bad = instance_actions.failed_events(action)
+        if bad:
+            return "event %s: %s" % (bad[0]["event"], bad[0]["result"])
+        return "instance action %s: %s" % (action["action"], action["message"] or "no error")
+
+    def _interfaces(self):
+        return self._nova().servers.interface_list(self.server)
+
+    def _attach_interface(self):
+        before = self._interfaces()
+        if not before:
+            raise waiter.WaitError("server %s has no interface to take the network from"
+                                   % self.server.id)
+        net_id = before[0].net_id
+        servers = self._nova().servers
+        try:
+            attached = servers.interface_attach(self.server, None, net_id, None)
+        except Exception as e:
+            refused = api_error(e)
+            if refused is None:
+                raise
+            return REFUSED, "the API refused to attach a port on network %s: %s" % (
+                net_id, refused)
+        port_id = attached.port_id
+        self._settle("server %s to settle after attaching port %s" % (self.server.id, port_id))
+        if port_id not in {i.port_id for i in self._interfaces()}:
+            raise waiter.WaitError("port %s was attached but server %s does not list it"
+                                   % (port_id, self.server.id))
+        servers.interface_detach(self.server, port_id)
+        deadline = self.clock.monotonic() + opts.get("reboot_timeout")
+        while port_id in {i.port_id for i in self._interfaces()}:
+            if self.clock.monotonic() >= deadline:
+                raise waiter.WaitTimeout("port %s still attached to server %s %.0f s after "
+                                         "the detach request" % (
+                                             port_id, self.server.id,
+                                             opts.get("reboot_timeout")))
+            self.clock.sleep(max(self.poll_interval, 1.0))
+        return DONE, "port %s attached on network %s, listed, detached" % (port_id, net_id)
+
+    def _console_url(self, console_type):
+        try:
+            console = self._nova().servers.get_console_url(self.server, console_type)
+        except Exception as e:
+            refused = api_error(e)
+            if refused is None:
+                raise
+            return REFUSED, "the API refused a %s console: %s" % (console_type, refused)
+        console = console or {}
+        url = (console.get("remote_console") or console.get("console") or {}).get("url")
+        return DONE, "%s console at %s" % (console_type, url)
+
+    def _checks_table(self):
+        return {"title": "%s: %s" % (self.kind_label, CHECKS_TITLE),
+                "description": "Each requested action: what was expected (done, refused or "
+                               "either), what happened, and the server's state afterwards "
+                               "(must be ACTIVE, no task, running).",
+                "chart_plugin": "Table",
+                "data": {"cols": CHECKS_COLUMNS, "rows": self.check_rows}}
