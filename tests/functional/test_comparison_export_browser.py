@@ -339,19 +339,27 @@ class TestComparisonPageInChromium(testtools.TestCase):
         self.assertTrue(any("nope" in p for p in problems), problems)
         self.assertIn("http://127.0.0.1:9/x.png", requests)
 
-    def test_comparison_page(self):
-        data = comparison_data.compare(sample_results.demo_tasks())
-        url = self._page("comparison.html", comparison_render.render_html(data, "test"))
-        shot = os.path.join(results_dir(), "comparison-export.png")
+    @staticmethod
+    def _look(url, shot, first_probe=None):
+        """Layout at 1280 and 1024 px wide, console problems, requests, ``first_probe``.
+
+        ``first_probe`` runs before the layout probe, at 1280 px.
+        """
         with Browser() as browser:
             browser.open_page(url, width=1280)
             time.sleep(0.2)
+            first = browser.evaluate(first_probe) if first_probe else None
             wide = browser.evaluate(LAYOUT_PROBE)
             browser.resize(1024, 800)
             narrow = browser.evaluate(LAYOUT_PROBE)
             browser.screenshot(shot)
-            problems = browser.problems()
-            requests = browser.requests()
+            return wide, narrow, browser.problems(), browser.requests(), first
+
+    def test_comparison_page(self):
+        data = comparison_data.compare(sample_results.demo_tasks())
+        url = self._page("comparison.html", comparison_render.render_html(data, "test"))
+        shot = os.path.join(results_dir(), "comparison-export.png")
+        wide, narrow, problems, requests, _ = self._look(url, shot)
         self.assertEqual([], problems)
         self.assertEqual([url], requests, "the page must load nothing but itself")
         metrics = len(data["metrics"])
@@ -377,15 +385,7 @@ class TestComparisonPageInChromium(testtools.TestCase):
         data = comparison_data.compare(sample_results.demo_tasks(times=6, facts=True))
         url = self._page("disclosure.html", comparison_render.render_html(data, "test"))
         shot = os.path.join(results_dir(), "comparison-export-disclosure.png")
-        with Browser() as browser:
-            browser.open_page(url, width=1280)
-            sections = browser.evaluate(SECTIONS_PROBE)
-            wide = browser.evaluate(LAYOUT_PROBE)
-            browser.resize(1024, 800)
-            narrow = browser.evaluate(LAYOUT_PROBE)
-            browser.screenshot(shot)
-            problems = browser.problems()
-            requests = browser.requests()
+        wide, narrow, problems, requests, sections = self._look(url, shot, SECTIONS_PROBE)
         self.assertEqual([], problems)
         self.assertEqual([url], requests)
         check_sections(self, sections, data)
