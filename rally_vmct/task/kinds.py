@@ -30,7 +30,9 @@ rejected by ``rally task validate`` naming ``kind``), and the ``vmct_kind``
 resource type resolves the image and flavor to ids once per workload, adding
 ``image_id`` and ``flavor_id`` to what ``run()`` receives. The label stays in
 the workload's stored arguments, where the exporter reads it
-(:func:`rally_vmct.task.output.kind_of`).
+(:func:`rally_vmct.task.output.kind_of`). Contexts take the same spec
+(:data:`KIND_SCHEMA`, made from :class:`KindSpec`) and resolve it with the same
+:func:`resolve`.
 """
 
 import typing as t
@@ -83,6 +85,13 @@ class KindSpec(te.TypedDict, closed=True):
 
 KindArg = t.Annotated[KindSpec, types.Convert("vmct_kind")]
 
+# What a context's ``kind`` config accepts: the same spec, as a JSON schema.
+KIND_SCHEMA = typeutils.hint_to_schema(KindSpec)
+
+
+class KindError(ValueError):
+    """A kind spec that cannot be used (the message names what and how to fix it)."""
+
 
 def problems(kind):
     """Human-readable problems of a kind spec the JSON schema cannot express."""
@@ -114,6 +123,38 @@ def ssh_port(kind):
     return int(kind.get("ssh_port") or DEFAULT_SSH_PORT)
 
 
+def lookup_context(context, user=None):
+    """The Rally context to look images and flavors up as: ``user`` (and the admin)."""
+    if not user:
+        return context
+    found = {"users": [user]}
+    if context.get("admin"):
+        found["admin"] = context["admin"]
+    return found
+
+
+def resolve(kind, context, cache=None):
+    """``kind`` with ``image_id`` and ``flavor_id`` added (ids already there are kept).
+
+    The look-ups are rally-openstack's ``glance_image`` and ``nova_flavor``
+    resource types, in ``context`` (see :func:`lookup_context`); ``cache`` is
+    Rally's per-workload resource cache. Raises :class:`KindError` for a spec
+    :func:`problems` rejects.
+    """
+    # Imported here: rally_openstack is only needed when a workload runs.
+    from rally_openstack.task import types as openstack_types
+
+    wrong = problems(kind)
+    if wrong:
+        raise KindError("; ".join(wrong))
+    resolved = dict(kind)
+    for key, type_ in (("image", openstack_types.GlanceImage),
+                       ("flavor", openstack_types.Flavor)):
+        if not resolved.get(key + "_id"):
+            resolved[key + "_id"] = type_(context, cache).pre_process(kind[key], config={})
+    return resolved
+
+
 @plugin.configure(name="vmct_kind")
 class InstanceKind(types.ResourceType):
     """Resolve an instance kind's image and flavor to ids, once per workload.
@@ -124,15 +165,7 @@ class InstanceKind(types.ResourceType):
 
     def pre_process(self, *, resource_spec: KindSpec, config: types.ConvertConfig,
                     output_type: t.Any) -> dict[str, t.Any]:
-        # Imported here: rally_openstack is only needed when a workload runs.
-        from rally_openstack.task import types as openstack_types
-
-        wrong = problems(resource_spec)
-        if wrong:
-            raise exceptions.InvalidScenarioArgument("; ".join(wrong))
-        kind = dict(resource_spec)
-        image = openstack_types.GlanceImage(self._context, self._global_cache)
-        flavor = openstack_types.Flavor(self._context, self._global_cache)
-        kind["image_id"] = image.pre_process(kind["image"], config={})
-        kind["flavor_id"] = flavor.pre_process(kind["flavor"], config={})
-        return kind
+        try:
+            return resolve(resource_spec, self._context, self._global_cache)
+        except KindError as e:
+            raise exceptions.InvalidScenarioArgument(str(e))

@@ -17,35 +17,68 @@
 * ``vmct_kind_resources`` (semantic, needs the cloud): the kind's image and
   flavor exist and the image fits the flavor (rally-openstack's
   ``image_valid_on_flavor`` applied to the nested ``kind.image``/``kind.flavor``).
+* ``vmct_workloads``, ``vmct_workload_options``, ``vmct_non_empty_list``: the
+  benchmark scenarios' ``workloads`` plan, ``fileio_dir`` and run counts, hosts.
+* ``vmct_benchmark_access``: VMCT.boot_and_benchmark's SSH key and netperf peer
+  fit its workloads and contexts.
 
-Every message names the argument and says how to fix it.
+:func:`instance_scenario` adds the validators every scenario that boots servers
+of a kind has. Every message names the argument and says how to fix it.
 """
 
 from rally.common import validation
-from rally_openstack.common import validators as openstack_validators
+from rally.task import validation as task_validation
+from rally_openstack.common import consts
 
 from rally_vmct.common import probes
 from rally_vmct.common import ssh as vmct_ssh
 from rally_vmct import opts
+from rally_vmct.task.contexts import netperf_peer as peer_context
 from rally_vmct.task import kinds
+from rally_vmct.workloads import plan as plan_lib
+from rally_vmct.workloads import repeat
+from rally_vmct.workloads import storage
 
 RESERVED_BOOT_ARGS = ("name", "image", "flavor", "availability_zone", "scheduler_hints")
 
 
-def _has_context(config, name):
+def has_context(config, name):
+    """Does the workload's config list context ``name`` (with or without @platform)?"""
     return any(key.split("@")[0] == name for key in (config.get("contexts") or {}))
 
 
-@validation.configure(name="vmct_kind")
-class KindValidator(validation.Validator):
-    """Checks the ``kind`` argument beyond its JSON schema."""
+def instance_scenario(cls):
+    """The validators every scenario that boots a server of a kind has."""
+    for name, kwargs in (("vmct_kind_resources", {}),
+                         ("required_services", {"services": [consts.Service.NOVA]}),
+                         ("required_platform", {"platform": "openstack", "users": True}),
+                         ("vmct_access", {}),
+                         ("vmct_kind", {})):
+        cls = task_validation.add(name, **kwargs)(cls)
+    return cls
 
-    def __init__(self, param_name="kind"):
+
+class ArgumentValidator(validation.Validator):
+    """A validator of one scenario argument, ``param_name``."""
+
+    def __init__(self, param_name):
         super().__init__()
         self.param_name = param_name
 
+    def argument(self, config):
+        """The argument's value in the workload's config (None when not given)."""
+        return (config or {}).get("args", {}).get(self.param_name)
+
+
+@validation.configure(name="vmct_kind")
+class KindValidator(ArgumentValidator):
+    """Checks the ``kind`` argument beyond its JSON schema."""
+
+    def __init__(self, param_name="kind"):
+        super().__init__(param_name)
+
     def validate(self, context, config, plugin_cls, plugin_cfg):
-        kind = (config or {}).get("args", {}).get(self.param_name)
+        kind = self.argument(config)
         if kind is None:
             return          # args-spec reports the missing argument
         wrong = kinds.problems(kind)
@@ -79,7 +112,7 @@ class AccessValidator(validation.Validator):
             return          # args-spec reports it
         kind = args.get("kind") if isinstance(args.get("kind"), dict) else {}
         needs_ssh = probe == "ssh" or args.get("wait_for_ssh")
-        if needs_ssh and not kind.get("ssh_key_file") and not _has_context(config, "keypair"):
+        if needs_ssh and not kind.get("ssh_key_file") and not has_context(config, "keypair"):
             what = "probe: ssh" if probe == "ssh" else "wait_for_ssh: true"
             self.fail("Argument %r needs an SSH key: add the 'keypair' context to the "
                       "workload's contexts, or set kind.ssh_key_file" % what)
@@ -94,21 +127,121 @@ class AccessValidator(validation.Validator):
 
 @validation.add("required_platform", platform="openstack", users=True)
 @validation.configure(name="vmct_kind_resources", platform="openstack")
-class KindResourcesValidator(openstack_validators.ImageValidOnFlavorValidator):
+class KindResourcesValidator(ArgumentValidator):
     """The kind's image and flavor exist and the image fits the flavor."""
 
     def __init__(self, param_name="kind"):
-        super().__init__(flavor_param="flavor", image_param="image")
-        self.kind_param = param_name
+        super().__init__(param_name)
 
     def validate(self, context, config, plugin_cls, plugin_cfg):
-        kind = (config or {}).get("args", {}).get(self.kind_param)
+        # Imported here: rally_openstack's validators need Rally's options loaded.
+        from rally_openstack.common import validators as openstack_validators
+
+        kind = self.argument(config)
         if not isinstance(kind, dict) or kinds.problems(kind):
             return          # the syntax validators report it
         flat = {"args": {"image": kind.get("image"), "flavor": kind.get("flavor")},
                 "contexts": config.get("contexts", {})}
+        fits = openstack_validators.ImageValidOnFlavorValidator(flavor_param="flavor",
+                                                                image_param="image")
         try:
-            super().validate(context, flat, plugin_cls, plugin_cfg)
+            fits.validate(context, flat, plugin_cls, plugin_cfg)
         except validation.ValidationError as e:
             self.fail("Argument '%s' (kind %r): %s"
-                      % (self.kind_param, kind.get("name"), e.message))
+                      % (self.param_name, kind.get("name"), e.message))
+
+
+@validation.configure(name="vmct_workloads")
+class WorkloadsValidator(ArgumentValidator):
+    """The ``workloads`` list names known tools, tests and parameters.
+
+    :param param_name: scenario argument holding the list
+    :param peer_param: argument that must be set when a netperf workload is
+        listed (None: the scenario provides a peer itself)
+    """
+
+    def __init__(self, param_name="workloads", peer_param=None):
+        super().__init__(param_name)
+        self.peer_param = peer_param
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        args = (config or {}).get("args", {})
+        if self.param_name not in args:
+            return  # the scenario's default plan is valid by construction
+        try:
+            workloads = plan_lib.parse_plan(args[self.param_name])
+        except plan_lib.PlanError as e:
+            self.fail("Invalid argument '%s': %s" % (self.param_name, e))
+        if (self.peer_param and "netperf" in plan_lib.needed_tools(workloads)
+                and not args.get(self.peer_param)):
+            self.fail("Argument '%s' lists netperf workloads, so '%s' must name the "
+                      "netserver peer, e.g. {host: 10.0.0.2, control_port: 12865, "
+                      "data_port: 12866}" % (self.param_name, self.peer_param))
+
+
+@validation.configure(name="vmct_non_empty_list")
+class NonEmptyListValidator(ArgumentValidator):
+    """A list argument has at least one item (JSON schema minItems for typed args).
+
+    :param param_name: scenario argument that must be a non-empty list
+    """
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        value = self.argument(config)
+        if not isinstance(value, list) or not value:
+            self.fail("Argument '%s' must be a non-empty list, got %r"
+                      % (self.param_name, value))
+
+
+@validation.configure(name="vmct_workload_options")
+class WorkloadOptionsValidator(validation.Validator):
+    """``fileio_dir`` is an absolute path; ``min_runs``/``max_runs``/``cv_target`` fit.
+
+    The same checks the scenarios make at run time (storage.check_fileio_dir,
+    repeat.RunPolicy), reported before the task starts.
+    """
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        args = (config or {}).get("args", {})
+        try:
+            if args.get("fileio_dir") is not None:
+                storage.check_fileio_dir(args["fileio_dir"])
+            repeat.RunPolicy(args.get("min_runs", 1), args.get("max_runs"),
+                             args.get("cv_target"))
+        except (storage.StorageError, repeat.RunPolicyError) as e:
+            self.fail(str(e))
+
+
+@validation.configure(name="vmct_benchmark_access")
+class BenchmarkAccessValidator(validation.Validator):
+    """SSH key and netperf peer of VMCT.boot_and_benchmark fit the workloads and contexts."""
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        config = config or {}
+        args = config.get("args", {})
+        kind = args.get("kind") if isinstance(args.get("kind"), dict) else {}
+        if not kind.get("ssh_key_file") and not has_context(config, "keypair"):
+            self.fail("VMCT.boot_and_benchmark runs its workloads over SSH: add the 'keypair' "
+                      "context to the workload's contexts, or set kind.ssh_key_file")
+        peer = args.get("netperf_peer")
+        has_peer_context = has_context(config, peer_context.KEY)
+        if peer == peer_context.PEER_INSTANCE and not has_peer_context:
+            self.fail("Argument 'netperf_peer' is 'instance', which needs the '%s' context "
+                      "(one netserver instance per tenant): add it, e.g. %s: {kind: <the same "
+                      "kind>}, or give netperf_peer: {host, control_port, data_port}"
+                      % (peer_context.KEY, peer_context.KEY))
+        if isinstance(peer, str) and peer not in (peer_context.PEER_INSTANCE,
+                                                  peer_context.PEER_NONE):
+            return          # args-spec reports it
+        if "workloads" not in args:
+            return
+        try:
+            plan = plan_lib.parse_plan(args["workloads"])
+        except plan_lib.PlanError:
+            return          # vmct_workloads reports it
+        without_peer = peer == peer_context.PEER_NONE or (peer is None and not has_peer_context)
+        if "netperf" in plan_lib.needed_tools(plan) and without_peer:
+            self.fail("Argument 'workloads' lists netperf workloads but there is no netserver "
+                      "peer: add the '%s' context (netperf_peer 'instance', the default with "
+                      "it), or set netperf_peer to {host, control_port, data_port}"
+                      % peer_context.KEY)

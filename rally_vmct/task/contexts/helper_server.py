@@ -11,42 +11,29 @@
 # under the License.
 """One server a ``vmct_*`` context boots for a tenant: boot, SSH, snapshot, delete.
 
-The contexts (``vmct_netperf_peer``, ``vmct_workload_image``) reuse the
-scenarios' phases (:class:`rally_vmct.task.scenarios.instance.InstanceScenario`:
-fast polling, Nova faults in errors, the proxy command, the tenant's keypair and
-security group, the network context's network) through a scenario object acting
-as the tenant's user. :meth:`HelperServer.close` always deletes the server and
-waits until it is gone.
+The contexts (``vmct_netperf_peer``, ``vmct_workload_image``) drive their
+servers through the same :class:`rally_vmct.task.server.session.ServerSession`
+as the scenarios (fast polling, Nova faults in errors, the proxy command, the
+tenant's keypair and security group, the network context's network), as the
+tenant's user. :meth:`HelperServer.close` always deletes the server and waits
+until it is gone.
 """
 
 import json
 
 from rally.common import logging
+from rally.common import utils as rally_utils
+from rally.task import scenario as rally_scenario
+from rally_openstack.common import osclients
 
 from rally_vmct.common import waiter
 from rally_vmct import opts
 from rally_vmct.task import kinds
-from rally_vmct.task.scenarios import lifecycle
+from rally_vmct.task.server import power
+from rally_vmct.task.server import session as server_session
 from rally_vmct.workloads import guest_tools
 
 LOG = logging.getLogger(__name__)
-
-# What a context's ``kind`` config accepts: a kind as the scenarios take it.
-KIND_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "pattern": kinds.NAME_PATTERN},
-        "image": {"type": "object"},
-        "flavor": {"type": "object"},
-        "availability_zone": {"type": "string", "minLength": 1},
-        "scheduler_hints": {"type": "object"},
-        "ssh_user": {"type": "string", "minLength": 1},
-        "ssh_port": {"type": "integer", "minimum": 1, "maximum": 65535},
-        "ssh_key_file": {"type": "string", "minLength": 1},
-    },
-    "required": ["name", "image", "flavor"],
-    "additionalProperties": False,
-}
 
 ACCESS_PROPERTIES = {
     "boot_args": {"type": "object"},
@@ -64,7 +51,7 @@ def config_schema(**properties):
     """A vmct_* context's CONFIG_SCHEMA: kind, access properties and ``properties``."""
     from rally_openstack.common import consts
 
-    props = dict(ACCESS_PROPERTIES, kind=KIND_SCHEMA,
+    props = dict(ACCESS_PROPERTIES, kind=kinds.KIND_SCHEMA,
                  command_timeout={"type": "number", "minimum": 1})
     props.update(properties)
     return {"type": "object", "$schema": consts.JSON_SCHEMA, "properties": props,
@@ -76,23 +63,11 @@ class HelperError(RuntimeError):
 
 
 def resolve_kind(context, kind, user):
-    """``kind`` with ``image_id`` and ``flavor_id`` (rally-openstack's look-ups)."""
-    from rally_openstack.task import types as openstack_types
-
-    wrong = kinds.problems(kind)
-    if wrong:
-        raise HelperError("kind: %s" % "; ".join(wrong))
-    resolved = plain(kind)
-    ctx = {"users": [user]}
-    if context.get("admin"):
-        ctx["admin"] = context["admin"]
-    if not resolved.get("image_id"):
-        resolved["image_id"] = openstack_types.GlanceImage(ctx).pre_process(
-            kind["image"], config={})
-    if not resolved.get("flavor_id"):
-        resolved["flavor_id"] = openstack_types.Flavor(ctx).pre_process(
-            kind["flavor"], config={})
-    return resolved
+    """``kind`` with ``image_id`` and ``flavor_id``, looked up as ``user``."""
+    try:
+        return kinds.resolve(plain(kind), kinds.lookup_context(context, user))
+    except kinds.KindError as e:
+        raise HelperError("kind: %s" % e) from None
 
 
 def first_users(context):
@@ -103,15 +78,28 @@ def first_users(context):
     return [(user, tenant_id) for tenant_id, user in seen.items()]
 
 
+class ServerNames(rally_utils.RandomNameGeneratorMixin):
+    """Server names in the scenarios' format, so cleanup@openstack finds leftovers too."""
+
+    RESOURCE_NAME_FORMAT = rally_scenario.Scenario.RESOURCE_NAME_FORMAT
+
+    def __init__(self, context):
+        self.task = context["task"]
+        self.owner_id = context.get("owner_id")
+
+    def get_owner_id(self):
+        return self.owner_id or self.task["uuid"]
+
+
 class HelperServer(object):
     """A server booted by a context as ``user`` of ``tenant``.
 
     :param context: the context's ``self.context`` (task, owner id, admin)
-    :param kind: instance kind, resolved (image_id, flavor_id) or not
+    :param kind: instance kind, resolved (image_id, flavor_id)
     :param clients: osclients for the user (tests pass fakes)
     """
 
-    scenario_class = lifecycle.PowerActions
+    session_class = server_session.ServerSession
 
     def __init__(self, context, user, tenant, kind, boot_args=None, proxy_command=None,
                  ssh_user=None, clients=None):
@@ -123,24 +111,31 @@ class HelperServer(object):
                               "context (before this one) or set kind.ssh_key_file"
                               % kind.get("name"))
         self.kind = kind
+        self.user = user
+        self.tenant = tenant
         self.boot_args = plain(boot_args or {})
-        ctx = {"task": context["task"], "owner_id": context.get("owner_id"),
-               "user": user, "tenant": tenant, "iteration": 0}
-        if context.get("admin"):
-            ctx["admin"] = context["admin"]
-        self.scenario = self.scenario_class(ctx, clients=clients)
+        self.names = ServerNames(context)
+        self.osclients = clients or osclients.Clients(user["credential"])
         # TCP (through a proxy command: the SSH banner) first, then an SSH command.
-        self.scenario._start_iteration(kind, probe="tcp", wait_for_ssh=True,
-                                       proxy_command=proxy_command)
-        self.client = None
+        access = server_session.Access.of(kind, "tcp", True, proxy_command,
+                                          user.get("keypair"))
+        # The contexts' phases are timed too (logged at debug), not reported.
+        self.atomic_actions = []
+        self.session = self.session_class(self.clients, kind, access, self.atomic_actions)
+        self.ssh = None
+
+    def clients(self, client_type, version=None):
+        """The user's OpenStack client, as a scenario's ``clients``."""
+        client = getattr(self.osclients, client_type)
+        return client(version) if version is not None else client()
 
     @property
     def server_id(self):
-        return self.scenario.server.id if self.scenario.server is not None else None
+        return self.session.server.id if self.session.server is not None else None
 
     @property
     def address(self):
-        return self.scenario.address
+        return self.session.address
 
     def describe(self):
         return "server %s (kind %s, %s)" % (
@@ -148,15 +143,19 @@ class HelperServer(object):
 
     def boot(self):
         """Boot, wait until an SSH command works; returns the fixed IP address."""
-        active = self.scenario._boot(self.boot_args)
-        self.scenario._wait_for_network(active)
-        return self.scenario.address
+        kwargs = server_session.create_kwargs(
+            self.kind, self.boot_args, self.user, server_session.tenant_nics(self.tenant, 0),
+            lambda name: server_session.network_id(self.clients("neutron"), name))
+        active = self.session.boot(self.names.generate_random_name(), self.kind["image_id"],
+                                   self.kind["flavor_id"], kwargs)
+        self.session.wait_for_network(active)
+        return self.session.address
 
     def execute(self, command, timeout):
         """``(exit code, stdout, stderr)`` of a shell command in the server."""
-        if self.client is None:
-            self.client = self.scenario._ssh_client()
-        return self.client.execute(command, timeout=timeout)
+        if self.ssh is None:
+            self.ssh = self.session.ssh_client()
+        return self.ssh.execute(command, timeout=timeout)
 
     def missing_tools(self, tools, timeout, context_name):
         """Tools of ``tools`` absent from the server (``command -v``).
@@ -171,9 +170,9 @@ class HelperServer(object):
         return guest_tools.parse_missing(out)
 
     def disconnect(self):
-        if self.client is not None:
-            self.client.close()
-            self.client = None
+        if self.ssh is not None:
+            self.ssh.close()
+            self.ssh = None
 
     def snapshot(self, name):
         """Stop the server, snapshot it to a Glance image; return the image id once active.
@@ -181,10 +180,10 @@ class HelperServer(object):
         The image is deleted again if it does not become active.
         """
         self.disconnect()
-        self.scenario._stop()
-        image_id = self.scenario._nova().servers.create_image(self.scenario.server, name)
+        power.stop(self.session)
+        image_id = self.session.nova().servers.create_image(self.session.server, name)
         image_id = getattr(image_id, "id", image_id)
-        glance = self.scenario.clients("glance", version="2")
+        glance = self.clients("glance", version="2")
 
         def active():
             image = glance.images.get(image_id)
@@ -196,7 +195,7 @@ class HelperServer(object):
         try:
             waiter.wait_until(active, opts.get("build_timeout"), 1.0,
                               "snapshot image %s to become active" % image_id,
-                              clock=self.scenario.clock)
+                              clock=self.session.clock)
         except Exception:
             delete_image(glance, image_id)
             raise
@@ -205,18 +204,17 @@ class HelperServer(object):
     def close(self):
         """Delete the server (if any) and wait until it is gone; never raises."""
         self.disconnect()
-        scenario = self.scenario
-        if scenario.server is None or scenario.deleted:
+        session = self.session
+        if session.server is None or session.deleted:
             return
         try:
-            scenario._delete()
+            session.delete()
         except Exception as e:
             if waiter.is_not_found(e):
                 return
             LOG.warning("Deleting %s failed (%s: %s); retrying once"
                         % (self.describe(), type(e).__name__, e))
-            scenario.deleted = False
-            scenario._cleanup_server()
+            session.cleanup(again=True)
 
 
 def delete_image(glance, image_id):

@@ -25,6 +25,9 @@ LOG = logging.getLogger(__name__)
 
 KEY = "vmct_netperf_peer"
 DEFAULT_DATA_PORT = 12866
+# VMCT.boot_and_benchmark's netperf_peer values: this context's server, or no netperf.
+PEER_INSTANCE = "instance"
+PEER_NONE = "none"
 
 
 @validation.add("required_platform", platform="openstack", users=True)

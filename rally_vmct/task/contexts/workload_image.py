@@ -131,7 +131,7 @@ class WorkloadImage(context.OpenStackContext):
                         % (KEY, manager, ", ".join(guest_tools.packages(missing)),
                            server.describe(), ", ".join(still)))
                 self._glance = clients.glance("2")
-                image_id = server.snapshot(server.scenario.generate_random_name())
+                image_id = server.snapshot(server.names.generate_random_name())
                 self._image = image_id
                 self._share(self._glance, image_id, tenant_id)
                 info.update(image_id=image_id, prepared=True)

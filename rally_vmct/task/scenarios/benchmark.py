@@ -11,31 +11,25 @@
 # under the License.
 """VMCT.boot_and_benchmark: sysbench and netperf inside a booted instance of a kind."""
 
-import functools
 import typing as t
 
-from rally.common import validation as common_validation
-from rally.task import atomic
 from rally.task import scenario
 from rally.task import validation
 
-from rally_vmct.common import ssh as vmct_ssh
-from rally_vmct import opts
 from rally_vmct.task import benchmark_report
+from rally_vmct.task import benchmarking
 from rally_vmct.task import kinds
 from rally_vmct.task import nova_facts
 from rally_vmct.task.contexts import netperf_peer as peer_context
 from rally_vmct.task.contexts import workload_image
 from rally_vmct.task.scenarios import instance
 from rally_vmct.task.scenarios import lifecycle
-from rally_vmct.task.scenarios import native
-from rally_vmct.task import workload_validators  # noqa: F401  (registers vmct_workloads)
+from rally_vmct.task.server import diagnostics
+from rally_vmct.task import validators
 from rally_vmct.workloads import facts as facts_lib
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner
 
-PEER_INSTANCE = "instance"
-PEER_NONE = "none"
 IMAGE_HINT = ("an image with the tools: tools/images (tools/images/docker/README.md for the "
               "Docker kind), or the vmct_workload_image context with prepare: true")
 
@@ -44,89 +38,86 @@ class PeerMissing(RuntimeError):
     """netperf_peer "instance" without the vmct_netperf_peer context's server."""
 
 
-def _has_context(config, name):
-    return any(key.split("@")[0] == name for key in (config.get("contexts") or {}))
-
-
-@common_validation.configure(name="vmct_benchmark_access")
-class BenchmarkAccessValidator(common_validation.Validator):
-    """SSH key and netperf peer of VMCT.boot_and_benchmark fit the workloads and contexts."""
-
-    def validate(self, context, config, plugin_cls, plugin_cfg):
-        config = config or {}
-        args = config.get("args", {})
-        kind = args.get("kind") if isinstance(args.get("kind"), dict) else {}
-        if not kind.get("ssh_key_file") and not _has_context(config, "keypair"):
-            self.fail("VMCT.boot_and_benchmark runs its workloads over SSH: add the 'keypair' "
-                      "context to the workload's contexts, or set kind.ssh_key_file")
-        peer = args.get("netperf_peer")
-        has_peer_context = _has_context(config, peer_context.KEY)
-        if peer == PEER_INSTANCE and not has_peer_context:
-            self.fail("Argument 'netperf_peer' is 'instance', which needs the '%s' context "
-                      "(one netserver instance per tenant): add it, e.g. %s: {kind: <the same "
-                      "kind>}, or give netperf_peer: {host, control_port, data_port}"
-                      % (peer_context.KEY, peer_context.KEY))
-        if isinstance(peer, str) and peer not in (PEER_INSTANCE, PEER_NONE):
-            return          # args-spec reports it
-        if "workloads" not in args:
-            return
-        try:
-            plan = plan_lib.parse_plan(args["workloads"])
-        except plan_lib.PlanError:
-            return          # vmct_workloads reports it
-        without_peer = peer == PEER_NONE or (peer is None and not has_peer_context)
-        if "netperf" in plan_lib.needed_tools(plan) and without_peer:
-            self.fail("Argument 'workloads' lists netperf workloads but there is no netserver "
-                      "peer: add the '%s' context (netperf_peer 'instance', the default with "
-                      "it), or set netperf_peer to {host, control_port, data_port}"
-                      % peer_context.KEY)
-
-
 @validation.add("vmct_benchmark_access")
 @validation.add("vmct_workloads", param_name="workloads")
 @validation.add("vmct_workload_options")
-@lifecycle._validated
+@validators.instance_scenario
 @scenario.configure(name="VMCT.boot_and_benchmark", platform="openstack",
                     context={"cleanup@openstack": ["nova"]})
 class BootAndBenchmark(instance.InstanceScenario):
 
     def _peer(self, netperf_peer):
-        """``{netperf_host, control_port, data_port}`` for run_plan, {} without a peer."""
+        """``({netperf_host, control_port, data_port}, peer server id)``; ({}, None) without."""
+        tenant = self.context.get("tenant") or {}
         if netperf_peer is None:
-            netperf_peer = PEER_INSTANCE if peer_context.KEY in (
-                self.context.get("tenant") or {}) else PEER_NONE
-        if netperf_peer == PEER_NONE:
-            return {}
-        if netperf_peer == PEER_INSTANCE:
-            netperf_peer = (self.context.get("tenant") or {}).get(peer_context.KEY)
+            netperf_peer = (peer_context.PEER_INSTANCE if peer_context.KEY in tenant
+                            else peer_context.PEER_NONE)
+        if netperf_peer == peer_context.PEER_NONE:
+            return {}, None
+        server_id = None
+        if netperf_peer == peer_context.PEER_INSTANCE:
+            netperf_peer = tenant.get(peer_context.KEY)
             if not netperf_peer:
                 raise PeerMissing("netperf_peer 'instance' needs the %s context (no netserver "
                                   "instance in this tenant)" % peer_context.KEY)
-            self.peer_server_id = netperf_peer.get("server_id")
-        return native.peer_arguments(self, netperf_peer)
+            server_id = netperf_peer.get("server_id")
+        return benchmarking.peer_arguments(self, netperf_peer), server_id
 
-    def _cloud_facts(self, plan, peer):
+    @staticmethod
+    def _plan(workloads, peer):
+        plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
+            with_network=bool(peer)))
+        if "netperf" in plan_lib.needed_tools(plan) and not peer:
+            raise plan_lib.PlanError(
+                "Argument 'workloads' lists netperf workloads but netperf_peer is 'none': "
+                "add the %s context or give netperf_peer {host, control_port, data_port}"
+                % peer_context.KEY)
+        return plan
+
+    def _kind(self, kind, ssh_user):
+        """The kind as booted: ``ssh_user`` applied, the vmct_workload_image context's image."""
+        if ssh_user:
+            kind = dict(kind, ssh_user=ssh_user)
+        image_id = workload_image.image_for(self.context, kind)
+        if image_id:
+            kind = dict(kind, image_id=image_id)
+        return kind
+
+    def _run_workloads(self, session, plan, command_timeout, options, peer):
+        """``(facts, dialect, results, where)`` of the plan run in the session's server."""
+        where = "instance %s (kind %s, %s)" % (session.server.id, session.label,
+                                               session.address)
+        with session.ssh_client() as client:
+            try:
+                facts, dialect, results = benchmarking.run_workloads(
+                    self, client, plan, where, command_timeout, options, peer)
+            except runner.ToolMissing as e:
+                raise runner.ToolMissing("%s. Image with the tools: %s"
+                                         % (e, IMAGE_HINT)) from None
+        return facts, dialect, results, where
+
+    def _cloud_facts(self, session, plan, peer, peer_server_id):
         """nova_hypervisor_type/version (admin API, never failing) and netperf_path."""
         admin = self.admin_clients("nova") if getattr(self, "_admin_clients", None) else None
-        facts, same_host = nova_facts.lookup(admin, self.server.id, self.peer_server_id)
+        facts, same_host = nova_facts.lookup(admin, session.server.id, peer_server_id)
         facts["netperf_path"] = facts_lib.NO_NETPERF
         if peer and "netperf" in plan_lib.needed_tools(plan):
             facts["netperf_path"] = facts_lib.instance_netperf_path(
-                peer["netperf_host"], bool(self.peer_server_id), same_host)
+                peer["netperf_host"], bool(peer_server_id), same_host)
         return facts
 
     def run(self, kind: kinds.KindArg,
             workloads: list[dict[str, t.Any]] | None = None,
-            netperf_peer: t.Literal["instance", "none"] | native.NetperfPeer | None = None,
+            netperf_peer: t.Literal["instance", "none"] | benchmarking.NetperfPeer | None = None,
             probe: lifecycle.Probe = "tcp",
             proxy_command: str | None = None,
             ssh_user: t.Annotated[str, scenario.Field(min_length=1)] | None = None,
-            command_timeout: t.Annotated[float, scenario.Field(gt=0)] | None = None,
+            command_timeout: benchmarking.Timeout | None = None,
             boot_args: dict[str, t.Any] | None = None,
             fileio_dir: str | None = None,
-            min_runs: native.RunCount = 1,
-            max_runs: native.RunCount | None = None,
-            cv_target: native.CvTarget | None = None):
+            min_runs: benchmarking.RunCount = 1,
+            max_runs: benchmarking.RunCount | None = None,
+            cv_target: benchmarking.CvTarget | None = None):
         """Boot a server of a kind, run sysbench and netperf in it over SSH, delete it.
 
         Atomic actions, in order: vmct.build, vmct.wait_for_network,
@@ -193,40 +184,19 @@ class BootAndBenchmark(instance.InstanceScenario):
             most this (needs max_runs > min_runs). Every run is in the table
             "<kind>: <workload> runs"; the charts show the mean
         """
-        options = native.run_options(fileio_dir, min_runs, max_runs, cv_target)
-        if ssh_user:
-            kind = dict(kind, ssh_user=ssh_user)
-        image_id = workload_image.image_for(self.context, kind)
-        if image_id:
-            kind = dict(kind, image_id=image_id)
-        self._start_iteration(kind, probe, True, proxy_command)
-        self.peer_server_id = None
-        peer = self._peer(netperf_peer)
-        plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
-            with_network=bool(peer)))
-        if "netperf" in plan_lib.needed_tools(plan) and not peer:
-            raise plan_lib.PlanError(
-                "Argument 'workloads' lists netperf workloads but netperf_peer is 'none': "
-                "add the %s context or give netperf_peer {host, control_port, data_port}"
-                % peer_context.KEY)
-        timeout = command_timeout or opts.get("command_timeout")
-
-        def body():
-            active = self._boot(boot_args)
-            self._wait_for_network(active)
-            where = "instance %s (kind %s, %s)" % (self.server.id, self.kind_label,
-                                                   self.address)
-            with self._ssh_client() as client:
-                try:
-                    facts, dialect, results = runner.run_plan(
-                        vmct_ssh.executor(client), plan, where, timeout=timeout,
-                        timer=functools.partial(atomic.ActionTimer, self), **options, **peer)
-                except runner.ToolMissing as e:
-                    raise runner.ToolMissing("%s. Image with the tools: %s"
-                                             % (e, IMAGE_HINT)) from None
-            facts.update(self._cloud_facts(plan, peer))
-            self._fetch_actions()
-            gone = self._delete()
-            self.add_output(additive=self._lifecycle_chart(gone.at - self.t0))
-            benchmark_report.report(self, self.kind_label, facts, dialect, results, where)
-        self._run_iteration(body)
+        options = benchmarking.run_options(fileio_dir, min_runs, max_runs, cv_target)
+        kind = self._kind(kind, ssh_user)
+        peer, peer_server_id = self._peer(netperf_peer)
+        plan = self._plan(workloads, peer)
+        session = self._open_session(kind, probe, True, proxy_command)
+        try:
+            session.wait_for_network(self._boot(session, boot_args))
+            facts, dialect, results, where = self._run_workloads(
+                session, plan, command_timeout, options, peer)
+            facts.update(self._cloud_facts(session, plan, peer, peer_server_id))
+            session.fetch_actions()
+            gone = session.delete()
+            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.at))
+            benchmark_report.report(self, session.label, facts, dialect, results, where)
+        finally:
+            self._finish(session)

@@ -92,6 +92,168 @@ def verdict(expect, outcome):
     return outcome in (DONE, REFUSED) and expect in ("either", outcome)
 
 
+class ActionChecks:
+    """Requests each check's action on a session's server and records the outcome."""
+
+    def __init__(self, session):
+        self.session = session
+        self.rows = []
+
+    def run(self, checks):
+        """Every check in order, until the server is no longer ACTIVE; the failed actions."""
+        failed = []
+        for check in checks:
+            if not self.check(check):
+                failed.append(check["action"])
+            if self.session.waiter.state.status != waiter.ACTIVE:
+                break
+        return failed
+
+    def check(self, check):
+        """Request one action, record its row; True when the check holds."""
+        action = check["action"]
+        expect = check.get("expect", "either")
+        session = self.session
+        session.pacer.before_action()
+        with session.timeline.phase("vmct.check_" + action) as phase:
+            session.mark("vmct.check_" + action)
+            outcome, detail, problem, after = self._request(action, check)
+            phase.end(session.clock.monotonic())
+        if problem is None and not self._usable(after):
+            problem = "the server is %s after %s" % (after.describe(), action)
+        if problem is None and not verdict(expect, outcome):
+            problem = "expected %s, got %s" % (expect, outcome)
+        ok = problem is None
+        if not ok and problem != detail:
+            detail = "%s; %s" % (problem, detail)
+        self.rows.append([action, expect, outcome, "yes" if ok else "no", detail,
+                          after.describe(), round(phase.duration, 3)])
+        return ok
+
+    def _request(self, action, check):
+        """``(outcome, detail, problem or None, state after)`` of one action."""
+        try:
+            if action in STATE_ACTIONS:
+                outcome, detail = self._state_action(action)
+            elif action == "attach_interface":
+                outcome, detail = self._attach_interface()
+            else:
+                outcome, detail = self._console_url(check.get("console_type", "novnc"))
+            after = self._settle("server %s to settle" % self.session.server.id)
+            return outcome, detail, None, after
+        except Exception as e:
+            problem = str(e) if isinstance(e, waiter.WaitError) else "%s: %s" % (
+                type(e).__name__, e)
+            after = self.session.waiter.poll(self.session.clock.monotonic() + 60)[0]
+            return "error", problem, problem, after
+
+    @staticmethod
+    def _usable(state):
+        return (state.status == waiter.ACTIVE and state.settled
+                and state.power_state in (None, RUNNING))
+
+    def _settle(self, what):
+        """Wait until the server has no task state (or is in ERROR); its state then."""
+        return self.session.waiter.wait_for(
+            lambda s: s.settled or s.status == waiter.ERROR, opts.get("reboot_timeout"),
+            what, error_ok=True).state
+
+    def _servers(self):
+        return self.session.nova().servers
+
+    def _state_action(self, action):
+        target, request, undo = STATE_ACTIONS[action]
+        server = self.session.server
+        try:
+            response = getattr(self._servers(), request)(server)
+        except Exception as e:
+            refused = api_error(e)
+            if refused is None:
+                raise
+            return REFUSED, "the API refused %s: %s" % (action, refused)
+        request_id = self.session.request(response)
+        state = self._settle("server %s to settle after %s" % (server.id, action))
+        if state.status == waiter.ERROR:
+            raise waiter.ServerFault("%s put server %s in ERROR: %s"
+                                     % (action, server.id, waiter.fault_text(state.fault)))
+        if state.status == target:
+            self.session.request(getattr(self._servers(), undo)(server))
+            self.session.waiter.wait_for_status(
+                waiter.ACTIVE, opts.get("reboot_timeout"),
+                "server %s to become ACTIVE (%s)" % (server.id, undo))
+            return DONE, "%s, then %s: ACTIVE" % (target, undo)
+        if state.status == waiter.ACTIVE:
+            return REFUSED, "the compute refused %s, the server stayed ACTIVE (%s)" % (
+                action, self._action_result(request_id))
+        raise waiter.WaitError("%s left server %s %s" % (action, server.id, state.describe()))
+
+    def _action_result(self, request_id):
+        action = self.session.fetch_action(request_id)
+        if action is None:
+            return "no instance action recorded"
+        bad = instance_actions.failed_events(action)
+        if bad:
+            return "event %s: %s" % (bad[0]["event"], bad[0]["result"])
+        return "instance action %s: %s" % (action["action"], action["message"] or "no error")
+
+    def _port_ids(self):
+        return {i.port_id for i in self._servers().interface_list(self.session.server)}
+
+    def _attach_interface(self):
+        server = self.session.server
+        before = self._servers().interface_list(server)
+        if not before:
+            raise waiter.WaitError("server %s has no interface to take the network from"
+                                   % server.id)
+        net_id = before[0].net_id
+        try:
+            attached = self._servers().interface_attach(server, None, net_id, None)
+        except Exception as e:
+            refused = api_error(e)
+            if refused is None:
+                raise
+            return REFUSED, "the API refused to attach a port on network %s: %s" % (
+                net_id, refused)
+        port_id = attached.port_id
+        self._settle("server %s to settle after attaching port %s" % (server.id, port_id))
+        if port_id not in self._port_ids():
+            raise waiter.WaitError("port %s was attached but server %s does not list it"
+                                   % (port_id, server.id))
+        self._servers().interface_detach(server, port_id)
+        self._wait_detached(port_id)
+        return DONE, "port %s attached on network %s, listed, detached" % (port_id, net_id)
+
+    def _wait_detached(self, port_id):
+        clock, timeout = self.session.clock, opts.get("reboot_timeout")
+        deadline = clock.monotonic() + timeout
+        while port_id in self._port_ids():
+            if clock.monotonic() >= deadline:
+                raise waiter.WaitTimeout("port %s still attached to server %s %.0f s after "
+                                         "the detach request"
+                                         % (port_id, self.session.server.id, timeout))
+            clock.sleep(max(self.session.poll_interval, 1.0))
+
+    def _console_url(self, console_type):
+        try:
+            console = self._servers().get_console_url(self.session.server, console_type)
+        except Exception as e:
+            refused = api_error(e)
+            if refused is None:
+                raise
+            return REFUSED, "the API refused a %s console: %s" % (console_type, refused)
+        console = console or {}
+        url = (console.get("remote_console") or console.get("console") or {}).get("url")
+        return DONE, "%s console at %s" % (console_type, url)
+
+    def table(self):
+        return {"title": "%s: %s" % (self.session.label, CHECKS_TITLE),
+                "description": "Each requested action: what was expected (done, refused or "
+                               "either), what happened, and the server's state afterwards "
+                               "(must be ACTIVE, no task, running).",
+                "chart_plugin": "Table",
+                "data": {"cols": CHECKS_COLUMNS, "rows": self.rows}}
+
+
 @validation.add("vmct_kind_resources")
 @validation.add("required_services", services=[consts.Service.NOVA])
 @validation.add("required_platform", platform="openstack", users=True)
@@ -113,160 +275,23 @@ class BootAndCheckActions(instance.InstanceScenario):
         :param boot_args: extra arguments for Nova's server create; without
             nics the network context's network is used
         """
-        self._start_iteration(kind)
-        self.check_rows = []
-
-        def body():
-            self._boot(boot_args)
-            failed = []
-            try:
-                for check in checks:
-                    if not self._check(check):
-                        failed.append(check["action"])
-                    if self.server_waiter.state.status != waiter.ACTIVE:
-                        break
-            finally:
-                self.add_output(complete=self._checks_table())
-            if failed:
-                raise CheckFailed("%s: check(s) failed: %s (see the table '%s: %s')"
-                                  % (self.kind_label, ", ".join(failed), self.kind_label,
-                                     CHECKS_TITLE))
-            self._fetch_actions()
-            self._delete()
-        self._run_iteration(body)
-
-    # -- one check ----------------------------------------------------------
-
-    def _check(self, check):
-        """Request one action, record its row; True when the check holds."""
-        action = check["action"]
-        expect = check.get("expect", "either")
-        self.pacer.before_action()
-        with self.timeline.phase("vmct.check_" + action) as phase:
-            self._mark("vmct.check_" + action)
-            try:
-                if action in STATE_ACTIONS:
-                    outcome, detail = self._state_action(action)
-                elif action == "attach_interface":
-                    outcome, detail = self._attach_interface()
-                else:
-                    outcome, detail = self._console_url(check.get("console_type", "novnc"))
-                problem = None
-                after = self._settle("server %s to settle" % self.server.id)
-            except Exception as e:
-                problem = str(e) if isinstance(e, waiter.WaitError) else "%s: %s" % (
-                    type(e).__name__, e)
-                outcome, detail = "error", problem
-                after = self.server_waiter.poll(self.clock.monotonic() + 60)[0]
-            phase.end(self.clock.monotonic())
-        if problem is None and not self._usable(after):
-            problem = "the server is %s after %s" % (after.describe(), action)
-        if problem is None and not verdict(expect, outcome):
-            problem = "expected %s, got %s" % (expect, outcome)
-        ok = problem is None
-        if not ok and problem != detail:
-            detail = "%s; %s" % (problem, detail)
-        self.check_rows.append([action, expect, outcome, "yes" if ok else "no", detail,
-                                after.describe(), round(phase.duration, 3)])
-        return ok
-
-    @staticmethod
-    def _usable(state):
-        return (state.status == waiter.ACTIVE and state.settled
-                and state.power_state in (None, RUNNING))
-
-    def _settle(self, what):
-        """Wait until the server has no task state (or is in ERROR); its state then."""
-        return self.server_waiter.wait_for(
-            lambda s: s.settled or s.status == waiter.ERROR, opts.get("reboot_timeout"),
-            what, error_ok=True).state
-
-    def _state_action(self, action):
-        target, request, undo = STATE_ACTIONS[action]
-        servers = self._nova().servers
+        session = self._open_session(kind)
         try:
-            response = getattr(servers, request)(self.server)
-        except Exception as e:
-            refused = api_error(e)
-            if refused is None:
-                raise
-            return REFUSED, "the API refused %s: %s" % (action, refused)
-        request_id = self._remember_request(response)
-        state = self._settle("server %s to settle after %s" % (self.server.id, action))
-        if state.status == waiter.ERROR:
-            raise waiter.ServerFault("%s put server %s in ERROR: %s"
-                                     % (action, self.server.id, waiter.fault_text(state.fault)))
-        if state.status == target:
-            self._remember_request(getattr(servers, undo)(self.server))
-            self.server_waiter.wait_for_status(
-                waiter.ACTIVE, opts.get("reboot_timeout"),
-                "server %s to become ACTIVE (%s)" % (self.server.id, undo))
-            return DONE, "%s, then %s: ACTIVE" % (target, undo)
-        if state.status == waiter.ACTIVE:
-            return REFUSED, "the compute refused %s, the server stayed ACTIVE (%s)" % (
-                action, self._action_result(request_id))
-        raise waiter.WaitError("%s left server %s %s" % (action, self.server.id,
-                                                         state.describe()))
+            self._boot(session, boot_args)
+            self._check_all(session, checks)
+            session.fetch_actions()
+            session.delete()
+        finally:
+            self._finish(session)
 
-    def _action_result(self, request_id):
-        action = self._fetch_action(request_id)
-        if action is None:
-            return "no instance action recorded"
-        bad = instance_actions.failed_events(action)
-        if bad:
-            return "event %s: %s" % (bad[0]["event"], bad[0]["result"])
-        return "instance action %s: %s" % (action["action"], action["message"] or "no error")
-
-    def _interfaces(self):
-        return self._nova().servers.interface_list(self.server)
-
-    def _attach_interface(self):
-        before = self._interfaces()
-        if not before:
-            raise waiter.WaitError("server %s has no interface to take the network from"
-                                   % self.server.id)
-        net_id = before[0].net_id
-        servers = self._nova().servers
+    def _check_all(self, session, checks):
+        """Every check; its table is output whatever happens; raises if any failed."""
+        checker = ActionChecks(session)
         try:
-            attached = servers.interface_attach(self.server, None, net_id, None)
-        except Exception as e:
-            refused = api_error(e)
-            if refused is None:
-                raise
-            return REFUSED, "the API refused to attach a port on network %s: %s" % (
-                net_id, refused)
-        port_id = attached.port_id
-        self._settle("server %s to settle after attaching port %s" % (self.server.id, port_id))
-        if port_id not in {i.port_id for i in self._interfaces()}:
-            raise waiter.WaitError("port %s was attached but server %s does not list it"
-                                   % (port_id, self.server.id))
-        servers.interface_detach(self.server, port_id)
-        deadline = self.clock.monotonic() + opts.get("reboot_timeout")
-        while port_id in {i.port_id for i in self._interfaces()}:
-            if self.clock.monotonic() >= deadline:
-                raise waiter.WaitTimeout("port %s still attached to server %s %.0f s after "
-                                         "the detach request" % (
-                                             port_id, self.server.id,
-                                             opts.get("reboot_timeout")))
-            self.clock.sleep(max(self.poll_interval, 1.0))
-        return DONE, "port %s attached on network %s, listed, detached" % (port_id, net_id)
-
-    def _console_url(self, console_type):
-        try:
-            console = self._nova().servers.get_console_url(self.server, console_type)
-        except Exception as e:
-            refused = api_error(e)
-            if refused is None:
-                raise
-            return REFUSED, "the API refused a %s console: %s" % (console_type, refused)
-        console = console or {}
-        url = (console.get("remote_console") or console.get("console") or {}).get("url")
-        return DONE, "%s console at %s" % (console_type, url)
-
-    def _checks_table(self):
-        return {"title": "%s: %s" % (self.kind_label, CHECKS_TITLE),
-                "description": "Each requested action: what was expected (done, refused or "
-                               "either), what happened, and the server's state afterwards "
-                               "(must be ACTIVE, no task, running).",
-                "chart_plugin": "Table",
-                "data": {"cols": CHECKS_COLUMNS, "rows": self.check_rows}}
+            failed = checker.run(checks)
+        finally:
+            self.add_output(complete=checker.table())
+        if failed:
+            raise CheckFailed("%s: check(s) failed: %s (see the table '%s: %s')"
+                              % (session.label, ", ".join(failed), session.label,
+                                 CHECKS_TITLE))

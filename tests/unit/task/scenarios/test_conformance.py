@@ -8,7 +8,7 @@ from rally_vmct.common import waiter
 from rally_vmct import opts
 from rally_vmct.task.scenarios import conformance
 from tests.unit.common import fakes
-from tests.unit.scenarios import test_lifecycle
+from tests.unit.task.scenarios import test_lifecycle
 
 KIND = dict(test_lifecycle.KIND, name="docker")
 RUNNING, SHUTDOWN = fakes.RUNNING, fakes.SHUTDOWN

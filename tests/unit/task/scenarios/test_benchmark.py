@@ -8,12 +8,14 @@ from rally.common import validation
 from rally.task import scenario as rally_scenario
 
 from rally_vmct.task import benchmark_report
+from rally_vmct.task import benchmarking
 from rally_vmct.task import nova_facts
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import benchmark
+from rally_vmct.task import validators
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner
-from tests.unit.scenarios import test_lifecycle
+from tests.unit.task.scenarios import test_lifecycle
 from tests.unit.task import benchfakes
 from tests.unit.workloads import test_runner
 
@@ -76,7 +78,12 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         context.setdefault("user", {"credential": test_lifecycle.CREDENTIAL,
                                     "keypair": {"name": "kp", "private": "KEY"}})
         s = self.make(benchmark.BootAndBenchmark, context)
-        s._ssh_client = lambda: benchfakes.FakeSSH(self.answers, self.commands, s.address)
+        test = self
+
+        class Session(s.session_class):
+            def ssh_client(self):
+                return benchfakes.FakeSSH(test.answers, test.commands, self.address)
+        s.session_class = Session
         return s
 
     def ran(self, needle):
@@ -180,7 +187,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         peer = {"host": "198.51.100.7", "control_port": 12000, "data_port": 12001,
                 "ssh": {"host": "198.51.100.7", "user": "bench"}}
         s = self.make_benchmark({"vmct_netperf_peer": PEER})
-        with mock.patch.object(benchmark.native, "ensure_netserver") as ensure:
+        with mock.patch.object(benchmarking, "ensure_netserver") as ensure:
             s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}], netperf_peer=peer)
         ensure.assert_called_once_with(peer)
         self.assertEqual("vmct.start_netserver", s.atomic_actions()[0]["name"])
@@ -190,7 +197,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
 
     def test_explicit_peer_without_ssh_is_used_as_is(self):
         s = self.make_benchmark()
-        with mock.patch.object(benchmark.native, "ensure_netserver") as ensure:
+        with mock.patch.object(benchmarking, "ensure_netserver") as ensure:
             s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}],
                   netperf_peer={"host": "198.51.100.8"})
         ensure.assert_not_called()
@@ -200,7 +207,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         s = self.make_benchmark(vmct_workload_image={"kind": "kvm", "image_id": "img-ready"})
         s.run(dict(KIND), workloads=[{"sysbench": "cpu"}], ssh_user="debian")
         self.assertEqual("img-ready", self.nova.servers.created[0].kwargs["image"])
-        self.assertEqual("debian", s.kind["ssh_user"])
+        self.assertEqual("debian", self.sessions[0].kind["ssh_user"])
 
     def test_workload_image_of_another_kind_is_ignored(self):
         s = self.make_benchmark(vmct_workload_image={"kind": "docker",
@@ -310,7 +317,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
 class ValidatorTestCase(test_lifecycle.ScenarioTestCase):
 
     def check(self, args, contexts):
-        validator = benchmark.BenchmarkAccessValidator()
+        validator = validators.BenchmarkAccessValidator()
         return validator.validate(None, {"args": args, "contexts": contexts}, None, None)
 
     def test_needs_a_key(self):

@@ -7,6 +7,7 @@ import testtools
 
 from rally_vmct import opts
 from rally_vmct.task import output
+from rally_vmct.task import benchmarking
 from rally_vmct.task.scenarios import native
 from tests.unit.task import benchfakes
 from tests.unit.workloads import test_runner
@@ -34,7 +35,7 @@ class NativeTestCase(testtools.TestCase):
         scenario = native.NativeBenchmark({"iteration": 1, "task": {"uuid": "t"},
                                            "owner_id": "o"})
         ssh = benchfakes.FakeSSH(self.answers, self.commands, "h")
-        with mock.patch.object(native, "connect", return_value=ssh):
+        with mock.patch.object(benchmarking, "connect", return_value=ssh):
             scenario.run([{"host": "192.0.2.10"}], **args)
         [facts] = [c for c in scenario._output["complete"]
                    if c["title"] == output.facts_title(args.get("kind", "native"))]
@@ -68,7 +69,7 @@ class NativeTestCase(testtools.TestCase):
         self.assertEqual([["events_per_second", 20.0]], chart["data"])
 
     def test_fileio_dir_is_checked_before_connecting(self):
-        with mock.patch.object(native, "connect") as connect:
+        with mock.patch.object(benchmarking, "connect") as connect:
             scenario = native.NativeBenchmark({"iteration": 1})
             e = self.assertRaises(ValueError, scenario.run, [{"host": "h"}],
                                   fileio_dir="relative/dir")

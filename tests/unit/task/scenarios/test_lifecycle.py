@@ -10,6 +10,8 @@ from rally_vmct.common import waiter
 from rally_vmct import opts
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import lifecycle
+from rally_vmct.task.server import power
+from rally_vmct.task.server import session as server_session
 from tests.unit.common import fakes
 
 KIND = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
@@ -53,13 +55,20 @@ class ScenarioTestCase(testtools.TestCase):
         scenario = cls(ctx, clients=fakes.FakeClients(self.nova))
         scenario.clock = self.clock
         self.probes = []
+        self.sessions = []
+        test = self
 
-        def make_probe(name):
-            probe = fakes.FakeProbe(self.nova, scenario.server.id, self.reachable_delay)
-            probe.name = name
-            self.probes.append(probe)
-            return probe
-        scenario._make_probe = make_probe
+        class Session(server_session.ServerSession):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                test.sessions.append(self)
+
+            def make_probe(self, name):
+                probe = fakes.FakeProbe(test.nova, self.server.id, test.reachable_delay)
+                probe.name = name
+                test.probes.append(probe)
+                return probe
+        scenario.session_class = Session
         return scenario
 
     def output(self, scenario, kind, title_part):
@@ -206,7 +215,7 @@ class TestBootAndDelete(ScenarioTestCase):
 
     def test_ssh_probe_without_key_is_a_clear_error(self):
         s = self.make(lifecycle.BootAndDeleteServer)
-        del s._make_probe           # the real one
+        s.session_class = server_session.ServerSession      # the real probes
         e = self.assertRaises(waiter.WaitError, s.run, dict(KIND), probe="ssh")
         self.assertIn("keypair", str(e))
         self.assertEqual(1, len(self.nova.servers.deleted))
@@ -318,9 +327,9 @@ class TestReboot(ScenarioTestCase):
     def test_guest_that_did_not_restart_fails_the_iteration(self):
         s = self.make(lifecycle.BootAndRebootServer, {
             "user": {"credential": CREDENTIAL, "keypair": {"name": "kp", "private": "x"}}})
-        with mock.patch.object(lifecycle.PowerActions, "_incarnation",
+        with mock.patch.object(server_session.ServerSession, "incarnation",
                                return_value="boot-1 4242"):
-            e = self.assertRaises(lifecycle.RebootNotSeen, s.run, dict(KIND),
+            e = self.assertRaises(power.RebootNotSeen, s.run, dict(KIND),
                                   reboot_type="hard", wait_for_ssh=True)
         self.assertIn("did not restart", str(e))
         [reboot] = [a for a in s.atomic_actions() if a["name"] == "vmct.reboot_hard"]
@@ -334,7 +343,7 @@ class TestReboot(ScenarioTestCase):
         s = self.make(lifecycle.BootAndRebootServer, {
             "user": {"credential": CREDENTIAL, "keypair": {"name": "kp", "private": "x"}}})
         lives = iter(["boot-1 10", "boot-2 10", "boot-2 10"])
-        with mock.patch.object(lifecycle.PowerActions, "_incarnation",
+        with mock.patch.object(server_session.ServerSession, "incarnation",
                                side_effect=lambda: next(lives)):
             s.run(dict(KIND), reboot_type="soft", wait_for_ssh=True)
         [reboot] = [a for a in s.atomic_actions() if a["name"] == "vmct.reboot_soft"]
