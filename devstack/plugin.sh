@@ -16,37 +16,34 @@ set -o xtrace
 # shellcheck source=devstack/lib/vmct
 source "$(dirname "${BASH_SOURCE[0]}")/lib/vmct"
 
+# vmct_phase SUMMARY FUNCTION CONDITION...: FUNCTION, announced by SUMMARY, when the command
+# CONDITION... succeeds
+function vmct_phase {
+    local summary=$1 fn=$2
+    shift 2
+    if "$@"; then
+        echo_summary "$summary"
+        "$fn"
+    fi
+}
+
 if is_service_enabled vmct vmct-docker; then
     if [[ "$1" == "stack" && "$2" == "install" ]]; then
         vmct_check_settings
-        if is_service_enabled vmct; then
-            echo_summary "Installing rally-vmct"
-            install_vmct
-        fi
-        if is_service_enabled vmct-docker; then
-            echo_summary "Installing the Docker engine and compute driver"
-            install_vmct_docker
-        fi
+        vmct_phase "Installing rally-vmct" install_vmct is_service_enabled vmct
+        vmct_phase "Installing the Docker engine and compute driver" install_vmct_docker \
+            is_service_enabled vmct-docker
 
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
-        if vmct_libvirt_compute_here; then
-            echo_summary "Configuring the libvirt compute for rally-vmct"
-            configure_vmct_compute
-        fi
-        if is_service_enabled vmct-docker; then
-            echo_summary "Configuring the Docker compute ($VMCT_DOCKER_COMPUTE)"
-            configure_vmct_docker
-        fi
+        vmct_phase "Configuring the libvirt compute for rally-vmct" configure_vmct_compute \
+            vmct_libvirt_compute_here
+        vmct_phase "Configuring the Docker compute ($VMCT_DOCKER_COMPUTE)" configure_vmct_docker \
+            is_service_enabled vmct-docker
 
     elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
-        if is_service_enabled vmct-docker; then
-            echo_summary "Starting the Docker compute"
-            start_vmct_docker
-        fi
-        if is_service_enabled vmct; then
-            echo_summary "Creating rally-vmct images, flavor, network, zones and task args"
-            init_vmct
-        fi
+        vmct_phase "Starting the Docker compute" start_vmct_docker is_service_enabled vmct-docker
+        vmct_phase "Creating rally-vmct images, flavor, network, zones and task args" init_vmct \
+            is_service_enabled vmct
     fi
 
     if [[ "$1" == "unstack" ]]; then

@@ -20,11 +20,15 @@ from oslo_config import cfg
 
 GROUP = "vmct"
 
+
+def _seconds(name, default, what, minimum=1.0):
+    """A duration option (float seconds) whose help reads ``Seconds <what>``."""
+    return cfg.FloatOpt(name, default=default, min=minimum, help="Seconds " + what)
+
+
 VMCT_OPTS = [
-    cfg.FloatOpt("poll_interval", default=0.2, min=0.01,
-                 help="Seconds between two Nova API polls of one server while "
-                      "timing a phase. Short, so that sub-second transitions "
-                      "(containers) are resolved."),
+    _seconds("poll_interval", 0.2, "between two Nova API polls of one server while timing a "
+             "phase. Short, so that sub-second transitions (containers) are resolved.", 0.01),
     cfg.FloatOpt("poll_max_interval", default=2.0, min=0.01,
                  help="Upper bound of the poll interval when the waiter backs "
                       "off after Nova API errors."),
@@ -32,18 +36,12 @@ VMCT_OPTS = [
                  help="Cap on Nova API requests per second for one server, "
                       "whatever poll_interval says; keeps high-concurrency "
                       "runs gentle on the API."),
-    cfg.FloatOpt("build_timeout", default=600.0, min=1.0,
-                 help="Seconds a server may take from create request to ACTIVE."),
-    cfg.FloatOpt("delete_timeout", default=300.0, min=1.0,
-                 help="Seconds a server may take from delete request to gone."),
-    cfg.FloatOpt("reboot_timeout", default=600.0, min=1.0,
-                 help="Seconds a reboot, stop or start may take to settle."),
-    cfg.FloatOpt("network_timeout", default=300.0, min=1.0,
-                 help="Seconds an instance may take to become reachable."),
-    cfg.FloatOpt("ssh_connect_timeout", default=5.0, min=0.1,
-                 help="Seconds for one SSH or TCP connection attempt."),
-    cfg.FloatOpt("command_timeout", default=900.0, min=1.0,
-                 help="Seconds one workload command may run inside an instance."),
+    _seconds("build_timeout", 600.0, "a server may take from create request to ACTIVE."),
+    _seconds("delete_timeout", 300.0, "a server may take from delete request to gone."),
+    _seconds("reboot_timeout", 600.0, "a reboot, stop or start may take to settle."),
+    _seconds("network_timeout", 300.0, "an instance may take to become reachable."),
+    _seconds("ssh_connect_timeout", 5.0, "for one SSH or TCP connection attempt.", 0.1),
+    _seconds("command_timeout", 900.0, "one workload command may run inside an instance."),
     cfg.StrOpt("ssh_proxy_command", default=None,
                help="Command to reach instances through (OpenSSH ProxyCommand "
                     "syntax, %h and %p are replaced by host and port), e.g. "

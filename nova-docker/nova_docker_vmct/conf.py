@@ -25,14 +25,12 @@ opts = [
                help='URL of the Docker engine API.'),
     cfg.IntOpt('api_timeout', default=120, min=1,
                help='Timeout in seconds of one Docker API call.'),
-    cfg.StrOpt('host_attach', default='ovs', choices=[
-                   ('ovs', 'add the host end of the veth pair to the Open '
-                           'vSwitch bridge of the port with the external ids '
-                           'Neutron needs (iface-id, attached-mac, '
-                           'iface-status, vm-uuid)'),
-                   ('linuxbridge', 'enslave the host end of the veth pair to '
-                                   'the Linux bridge of the port (tests, '
-                                   'setups without Neutron)')],
+    cfg.StrOpt('host_attach', default='ovs',
+               choices=[('ovs', 'add the host end of the veth pair to the Open vSwitch '
+                                'bridge of the port with the external ids Neutron needs '
+                                '(iface-id, attached-mac, iface-status, vm-uuid)'),
+                        ('linuxbridge', 'enslave the host end of the veth pair to the Linux '
+                                        'bridge of the port (tests, setups without Neutron)')],
                help='How the host end of an instance interface is attached.'),
     cfg.StrOpt('integration_bridge', default='br-int',
                help='Bridge used when the port binding names none.'),
@@ -55,12 +53,12 @@ opts = [
                help='Seconds a soft reboot waits for the container to stop '
                     'after SIGTERM before it is killed. The log says which '
                     'way the container stopped.'),
-    cfg.StrOpt('cpu_limit', default='quota', choices=[
-                   ('quota', 'hard limit of flavor.vcpus CPUs (CFS quota, '
-                             'like a VM with that many vCPUs) plus CPU '
-                             'shares proportional to flavor.vcpus'),
-                   ('shares', 'CPU shares proportional to flavor.vcpus only'),
-                   ('none', 'no CPU limit')],
+    cfg.StrOpt('cpu_limit', default='quota',
+               choices=[('quota', 'hard limit of flavor.vcpus CPUs (CFS quota, like a VM '
+                                  'with that many vCPUs) plus CPU shares proportional to '
+                                  'flavor.vcpus'),
+                        ('shares', 'CPU shares proportional to flavor.vcpus only'),
+                        ('none', 'no CPU limit')],
                help='How flavor.vcpus limits a container.'),
     cfg.BoolOpt('inject_key', default=True,
                 help='Write the instance key pair into '

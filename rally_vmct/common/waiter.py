@@ -213,7 +213,7 @@ class Pacer:
         self._last_start = None
 
     def before_action(self):
-        """Wait until an action request (reboot, delete...) may be sent."""
+        """Wait until the next request (an action: reboot, delete...; or a poll) may be sent."""
         if self._last_start is not None:
             pause = self._last_start + self.gap - self.clock.monotonic()
             if pause > 0:
@@ -230,10 +230,7 @@ class Pacer:
         self._last_start = None
 
     def _wait_turn(self):
-        if self._last_start is not None:
-            pause = self._last_start + self.gap - self.clock.monotonic()
-            if pause > 0:
-                self.clock.sleep(pause)
+        self.before_action()
         self._last_start = self.clock.monotonic()
         self.requests += 1
         return self._last_start

@@ -12,8 +12,9 @@
 """What an instance (or host) is: kernel, CPU, memory, tool versions, virtualisation.
 
 One POSIX shell script prints ``key=value`` lines; it works with busybox as well as
-with a full Debian userland. The parser turns them into a dict, and
-:func:`missing_tools` says which benchmark tools an instance lacks.
+with a full Debian userland. The parser turns them into a dict; the benchmark tools'
+lines (version or path, empty when absent) come from :mod:`guest_tools`, which also
+decides from them which tools are missing.
 
 The script also prints raw virtualisation evidence (:data:`EVIDENCE_KEYS`);
 :func:`classify_virtualization` decides from it, never from what a kind is called:
@@ -25,6 +26,8 @@ The script also prints raw virtualisation evidence (:data:`EVIDENCE_KEYS`);
 import ipaddress
 import re
 
+from rally_vmct.workloads import guest_tools
+
 FACTS_SCRIPT = r"""
 export LC_ALL=C
 echo "kernel=$(uname -r)"
@@ -34,17 +37,7 @@ echo "vcpus=$(nproc 2>/dev/null || grep -c '^processor' /proc/cpuinfo)"
 echo "memory_kb=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)"
 echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
 echo "uptime_s=$(cut -d ' ' -f 1 /proc/uptime)"
-if command -v sysbench >/dev/null 2>&1; then
-    echo "sysbench=$(sysbench --version 2>&1 | head -n 1)"
-else
-    echo "sysbench="
-fi
-if command -v netperf >/dev/null 2>&1; then
-    echo "netperf=$(netperf -V 2>&1 | head -n 1)"
-else
-    echo "netperf="
-fi
-echo "netserver=$(command -v netserver 2>/dev/null)"
+""" + guest_tools.facts_command() + r"""
 if grep -qw hypervisor /proc/cpuinfo 2>/dev/null; then
     echo "cpu_flag_hypervisor=yes"
 else
@@ -72,15 +65,6 @@ echo "pid2_comm=$(cat /proc/2/comm 2>/dev/null)"
 echo "root_fs=$(sed -n 's|^[^ ]* / \([^ ]*\) .*|\1|p' /proc/mounts 2>/dev/null | tail -n 1)"
 """
 
-# Tool -> how to get it, for the error an iteration reports when it is missing.
-TOOL_HINTS = {
-    "sysbench": "install it in the image (Debian/Ubuntu: apt-get install sysbench) or "
-                "build the project's workload images (tools/images)",
-    "netperf": "install it in the image (Debian: apt-get install netperf, from the "
-               "non-free component) or build the project's workload images (tools/images)",
-    "netserver": "netserver ships with netperf: install netperf in the peer's image",
-}
-
 _INT_FACTS = ("vcpus", "memory_kb")
 
 
@@ -96,17 +80,6 @@ def parse_facts(text):
             value = int(value) if value.isdigit() else None
         facts[key] = value
     return facts
-
-
-def missing_tools(facts, tools):
-    """The tools of ``tools`` that the facts show absent, in order."""
-    return [tool for tool in tools if not facts.get(tool)]
-
-
-def missing_tools_message(tools, where):
-    """One clear error for tools absent from ``where`` (an instance or host)."""
-    return "; ".join("%s is not installed on %s: %s" % (tool, where, TOOL_HINTS[tool])
-                     for tool in tools)
 
 
 # ---------------------------------------------------------------- virtualisation

@@ -21,6 +21,7 @@ import contextlib
 import shlex
 
 from rally_vmct.workloads import facts as facts_lib
+from rally_vmct.workloads import guest_tools
 from rally_vmct.workloads import netperf
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import repeat
@@ -30,8 +31,8 @@ from rally_vmct.workloads import sysbench
 from rally_vmct.workloads.metrics import Metric
 
 
-class ToolMissing(RuntimeError):
-    """The instance lacks a tool the plan needs."""
+# The instance or host lacks a tool the plan needs (the message says how to get it).
+ToolMissing = guest_tools.ToolMissing
 
 
 class StorageUnusable(RuntimeError):
@@ -110,9 +111,7 @@ def fileio_facts(execute, plan, workdir, where, timeout=60):
 
 def check_tools(facts, plan, where, extra=()):
     """Raise :class:`ToolMissing` naming every tool ``plan`` needs that is absent."""
-    missing = facts_lib.missing_tools(facts, list(plan_lib.needed_tools(plan)) + list(extra))
-    if missing:
-        raise ToolMissing(facts_lib.missing_tools_message(missing, where))
+    guest_tools.require(list(plan_lib.needed_tools(plan)) + list(extra), facts, where)
 
 
 def start_netserver(execute, port=netperf.DEFAULT_CONTROL_PORT, timeout=30, listen=None):

@@ -453,25 +453,30 @@ def _cpu(out, m):
             out.rate(m["events"].value, m["total_time"].value), "events/s")
 
 
+# How sysbench 1.0 and 0.4/0.5 print a memory run: (field, pattern, example) of the operations
+# line and of the transfer line, and the line saying that no memory operation was made.
+_MEMORY_LINES = {
+    "1.0": (("total operations", r"^Total operations:\s+(\d+)\s+\(\s*(%s) per second\)" % _NUM,
+             "Total operations: 65536 (5470732.96 per second)"),
+            ("MiB transferred", r"^(%s) MiB transferred \((%s) MiB/sec\)" % (_NUM, _NUM),
+             "64.00 MiB transferred (5342.51 MiB/sec)"),
+            r"^\s*operation:\s+none\s*$"),
+    "legacy": (("operations performed",
+                r"^Operations performed:\s+(\d+)\s+\(\s*(%s) ops/sec\)" % _NUM,
+                "Operations performed: 10240 ( 4285.66 ops/sec)"),
+               ("MiB transferred", r"^(%s) MB transferred \((%s) MB/sec\)" % (_NUM, _NUM),
+                "10240.00 MB transferred (4285.66 MB/sec)"),
+               r"^Memory operations type:\s+none\s*$"),
+}
+
+
 def _memory(out, m):
-    if out.dialect == "1.0":
-        ops = out.search("total operations",
-                         r"^Total operations:\s+(\d+)\s+\(\s*(%s) per second\)" % _NUM,
-                         "Total operations: 65536 (5470732.96 per second)")
-        moved = r"^(%s) MiB transferred \((%s) MiB/sec\)" % (_NUM, _NUM)
-        moved_example = "64.00 MiB transferred (5342.51 MiB/sec)"
-        no_oper = re.search(r"^\s*operation:\s+none\s*$", out.text, re.MULTILINE)
-    else:
-        ops = out.search("operations performed",
-                         r"^Operations performed:\s+(\d+)\s+\(\s*(%s) ops/sec\)" % _NUM,
-                         "Operations performed: 10240 ( 4285.66 ops/sec)")
-        moved = r"^(%s) MB transferred \((%s) MB/sec\)" % (_NUM, _NUM)
-        moved_example = "10240.00 MB transferred (4285.66 MB/sec)"
-        no_oper = re.search(r"^Memory operations type:\s+none\s*$", out.text, re.MULTILINE)
+    ops_line, moved_line, no_oper = _MEMORY_LINES["1.0" if out.dialect == "1.0" else "legacy"]
+    ops = out.search(*ops_line)
     m["operations"] = Metric(int(ops.group(1)), "operations")
     m["operations_per_second"] = Metric(float(ops.group(2)), "ops/s")
-    if not no_oper:
-        match = out.search("MiB transferred", moved, moved_example)
+    if not re.search(no_oper, out.text, re.MULTILINE):
+        match = out.search(*moved_line)
         m["mib_transferred"] = Metric(float(match.group(1)), "MiB")
         m["mib_per_second"] = Metric(float(match.group(2)), "MiB/s")
     m["events_per_second"] = Metric(

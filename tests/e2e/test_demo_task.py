@@ -26,13 +26,21 @@ def load(name):
 
 
 @needs_e2e
-class DemoTaskTest(unittest.TestCase):
+class E2ETest(unittest.TestCase):
+    """Reads the stage's artifacts; ``expected`` says what the stage ran."""
 
     @classmethod
     def setUpClass(cls):
+        cls.expected = load("expected.json")
+
+
+class DemoTaskTest(E2ETest):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
         cls.uuid = load("task-uuid")
         cls.report = load("task.json")
-        cls.expected = load("expected.json")
         cls.task = [t for t in cls.report["tasks"] if t["uuid"] == cls.uuid][0]
         cls.workloads = [w for s in cls.task["subtasks"] for w in s["workloads"]]
 
@@ -104,8 +112,7 @@ class DemoTaskTest(unittest.TestCase):
         self.assertNotIn('src="http', html)  # --html-static: no external scripts
 
 
-@needs_e2e
-class NoLeakTest(unittest.TestCase):
+class NoLeakTest(E2ETest):
     """Nothing the task created is left in the cloud.
 
     Rally names what it creates rally_<first 8 hex digits of the task uuid>_...; other users of
@@ -115,8 +122,8 @@ class NoLeakTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        super().setUpClass()
         cls.after = load("inventory-after.json")
-        cls.expected = load("expected.json")
         cls.marker = "rally_" + load("task-uuid").replace("-", "")[:8]
         cls.projects = {p["id"] for p in cls.after["projects"]}
 
@@ -171,14 +178,13 @@ class NoLeakTest(unittest.TestCase):
         self.assertEqual([], self.ours(n["name"] for n in self.after["networks"]))
 
 
-@needs_e2e
-class ComparisonExportTest(unittest.TestCase):
+class ComparisonExportTest(E2ETest):
     """The demo's vmct-comparison export compares every kind with the native baseline."""
 
     @classmethod
     def setUpClass(cls):
+        super().setUpClass()
         cls.data = load("comparison.json")
-        cls.expected = load("expected.json")
 
     def groups(self, metric, kind):
         return [g for g in self.data["groups"]

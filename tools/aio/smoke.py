@@ -1,11 +1,16 @@
 """Smoke test of the AIO, per instance kind, timed with fast polling (0.1 s).
 
 For each kind of task-args.yaml (kvm: the vmct QEMU guest; docker: the workload container):
-boot -> ACTIVE -> SSH through the access namespace (proxy command) -> sysbench/netperf present
--> hard reboot -> SSH -> soft reboot (must stay soft: the QEMU guest powers off on ACPI, sshd in
-the container stops on SIGTERM) -> SSH -> delete -> gone, and nothing of it left (server, ports,
-keypair). Exit 0 when every step passed. Run by tools/aio/smoke (AIO venv python, admin
-credentials):  tools/aio/smoke [--kind NAME]...   (default: every kind)
+boot -> ACTIVE -> SSH through the access namespace (proxy command) -> sysbench/netperf present,
+sysbench cpu and fileio O_DIRECT run -> hard reboot -> SSH -> soft reboot (must stay soft: the
+QEMU guest powers off on ACPI, sshd in the container stops on SIGTERM) -> SSH -> delete -> gone,
+and nothing of it left (server, ports, keypair). Each reboot must start a new life of the guest
+(boot id or PID 1 changed). Exit 0 when every step passed.
+
+Polling, SSH through the proxy command, the restart check and the workloads are rally-vmct's own
+(rally_vmct.common.waiter, .probes, .ssh; rally_vmct.workloads.runner), so tools/aio/smoke runs
+this with the AIO's Rally venv, which has this checkout installed (tools/aio/rally-env), and
+the admin credentials:  tools/aio/smoke [--kind NAME]...   (default: every kind)
 """
 
 import argparse
@@ -14,28 +19,33 @@ import json
 import logging
 import os
 import sys
-import time
+import types
 import uuid
 
 import openstack
 import paramiko
 import yaml
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+
+from rally_vmct.common import probes
+from rally_vmct.common import ssh as vmct_ssh
+from rally_vmct.common import waiter
+from rally_vmct.workloads import guest_tools
+from rally_vmct.workloads import plan as plan_lib
+from rally_vmct.workloads import runner
 
 POLL = 0.1
+BUILD_TIMEOUT = REBOOT_TIMEOUT = DELETE_TIMEOUT = 300
+SSH_TIMEOUT = 120
+SSH_CONNECT_TIMEOUT = 3
+COMMAND_TIMEOUT = 60
 ARGS = os.path.join(os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio"), "task-args.yaml")
 
-
-# sysbench fileio as demo.yaml runs it (4K, O_DIRECT) in /var/tmp: the file system type, then
-# the read throughput; fails where /var/tmp refuses O_DIRECT (an initramfs)
-FILEIO_DIRECT = ("mkdir -p /var/tmp/vmct-smoke && cd /var/tmp/vmct-smoke && "
-                 "stat -f -c %T . && o='--file-total-size=8M --file-block-size=4096 "
-                 "--file-extra-flags=direct --file-test-mode=rndrd' && "
-                 "sysbench fileio $o prepare >/dev/null && "
-                 "sysbench fileio $o --time=2 run | grep 'read, MiB/s'; rc=$?; "
-                 "sysbench fileio $o cleanup >/dev/null; cd / && rmdir /var/tmp/vmct-smoke; "
-                 "exit $rc")
+# sysbench cpu for 2 s, then fileio as demo.yaml runs it (4K, O_DIRECT) in /var/tmp: it fails
+# where /var/tmp refuses O_DIRECT (an initramfs). The runner makes and removes the directory.
+FILEIO_DIR = "/var/tmp/vmct-smoke"
+WORKLOADS = ({"sysbench": "cpu", "time": 2},
+             {"sysbench": "fileio", "test_mode": "rndrd", "block_size": "4K",
+              "extra_flags": "direct", "total_size": "8M", "time": 2})
 
 
 def task_args():
@@ -43,27 +53,62 @@ def task_args():
         return yaml.safe_load(f)
 
 
-def pid1_age(out):
-    """Seconds since PID 1 started, from `cat /proc/uptime /proc/1/stat`.
+def connect():
+    """openstacksdk connection with the admin credentials of the environment."""
+    return openstack.connect(
+        auth_url=os.environ["OS_AUTH_URL"], username=os.environ["OS_USERNAME"],
+        password=os.environ["OS_PASSWORD"], project_name=os.environ["OS_PROJECT_NAME"],
+        user_domain_name="Default", project_domain_name="Default", region_name="RegionOne")
 
-    The uptime of a VM, the age of a container (whose /proc/uptime is the host's).
-    """
-    uptime, stat = out.split("\n", 1)
-    start_ticks = int(stat.rsplit(")", 1)[1].split()[19])
-    return float(uptime.split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
+
+def nova_view(server):
+    """An openstacksdk server under the novaclient names :class:`waiter.ServerState` reads."""
+    return types.SimpleNamespace(status=server.status, fault=server.fault, **{
+        "OS-EXT-STS:task_state": server.task_state, "OS-EXT-STS:vm_state": server.vm_state,
+        "OS-EXT-STS:power_state": server.power_state})
+
+
+def _outcome(result, metric):
+    if not result.ok:
+        return result.error
+    return "%.2f %s" % (result.metrics[metric].value, result.metrics[metric].unit)
+
+
+def workload_checks(facts, results):
+    """``(ok, what)`` of the tools the instance's facts show and of the :data:`WORKLOADS`."""
+    absent = guest_tools.missing(guest_tools.TOOLS, facts)
+    cpu, fileio = results
+    return [
+        (not absent, guest_tools.missing_message(absent, "the instance", False) if absent
+         else "%s installed" % ", ".join(guest_tools.TOOLS)),
+        (facts["sysbench"].startswith("sysbench 1."), "sysbench --version: " + facts["sysbench"]),
+        ("Netperf version 2." in facts["netperf"], "netperf -V: " + facts["netperf"]),
+        (cpu.ok, "sysbench cpu 2 s: " + _outcome(cpu, "events_per_second")),
+        (fileio.ok, "fileio O_DIRECT in /var/tmp (%s): %s"
+         % (facts["fileio_fs"], _outcome(fileio, "read_mib_per_second"))),
+    ]
+
+
+def restarted(before, after):
+    """Whether two :func:`vmct_ssh.incarnation` answers show a new life of the guest."""
+    return None not in (before, after) and before != after
 
 
 class Smoke:
-    def __init__(self, kind_name):
-        self.conn = openstack.connect(
-            auth_url=os.environ["OS_AUTH_URL"], username=os.environ["OS_USERNAME"],
-            password=os.environ["OS_PASSWORD"], project_name=os.environ["OS_PROJECT_NAME"],
-            user_domain_name="Default", project_domain_name="Default", region_name="RegionOne")
-        self.args = task_args()
+    """One kind: boot, check, hard and soft reboot, delete; every step printed and kept."""
+
+    def __init__(self, kind_name, args, conn, clock=None):
+        self.args = args
+        self.conn = conn
+        self.compute = conn.compute
+        self.clock = clock or waiter.Clock()
         self.kind_name = kind_name
-        self.kind = self.args["instance_kinds"][kind_name]
+        self.kind = args["instance_kinds"][kind_name]
+        self.name = "vmct-smoke-%s-%s" % (kind_name, uuid.uuid4().hex[:6])
         self.results = {}
         self.failures = []
+        self.pkey = self.keypair = self.server = self.waiter = self.client = self.ip = None
+        self.deleted = False
 
     def step(self, name, seconds, note=""):
         self.results[name] = round(seconds, 2)
@@ -74,139 +119,139 @@ class Smoke:
         if not ok:
             self.failures.append(what)
 
-    def wait_status(self, server, want, timeout=300, leave=None):
-        """Poll until status == want (and no task_state); if leave, first until status != leave."""
-        t0 = time.monotonic()
-        left = None
-        while time.monotonic() - t0 < timeout:
-            s = self.conn.compute.get_server(server)
-            if s.status == "ERROR":
-                raise RuntimeError("server ERROR: %s" % s.fault)
-            if leave and left is None and (s.status != leave or s.task_state):
-                left = time.monotonic() - t0
-            if s.status == want and not s.task_state and (not leave or left is not None):
-                return time.monotonic() - t0, left
-            time.sleep(POLL)
-        raise RuntimeError("timeout waiting for %s" % want)
-
-    def ssh(self, ip, cmd, timeout=5):
-        command = self.args["proxy_command"].replace("%h", ip).replace("%p", "22")
-        proxy = paramiko.ProxyCommand(command)
-        c = paramiko.SSHClient()
-        c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-        try:
-            c.connect(ip, username=self.args.get("ssh_user", "root"), pkey=self.pkey, sock=proxy,
-                      timeout=timeout, banner_timeout=timeout, auth_timeout=timeout,
-                      look_for_keys=False, allow_agent=False)
-            _, out, err = c.exec_command("LC_ALL=C " + cmd, timeout=30)
-            rc = out.channel.recv_exit_status()
-            return rc, out.read().decode(), err.read().decode()
-        finally:
-            c.close()
-            proxy.close()
-
-    def wait_ssh(self, ip, timeout=120):
-        t0 = time.monotonic()
-        last = None
-        while time.monotonic() - t0 < timeout:
-            try:
-                rc, out, _ = self.ssh(ip, "cat /proc/uptime /proc/1/stat", timeout=3)
-                if rc == 0:
-                    return time.monotonic() - t0, pid1_age(out)
-            except Exception as e:  # noqa: BLE001 - not reachable yet
-                last = e
-            time.sleep(POLL)
-        raise RuntimeError("no SSH to %s after %d s: %r" % (ip, timeout, last))
-
-    def console(self, server):
-        return self.conn.compute.get_server_console_output(server).get("output", "")
-
     def run(self):
-        c = self.conn.compute
-        name = "vmct-smoke-%s-%s" % (self.kind_name, uuid.uuid4().hex[:6])
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        pem = key.private_bytes(serialization.Encoding.PEM,
-                                serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption()).decode()
-        self.pkey = paramiko.RSAKey.from_private_key(io.StringIO(pem))
-        pub = "ssh-rsa " + self.pkey.get_base64() + " vmct-smoke"
-        kp = c.create_keypair(name=name, public_key=pub)
-        kind = self.kind
-        image = self.conn.image.find_image(kind["image"])
-        flavor = c.find_flavor(kind["flavor"])
-        server = None
+        """0 when every step passed, else 1."""
+        self.create_keypair()
         try:
-            t0 = time.monotonic()
-            server = c.create_server(name=name, image_id=image.id, flavor_id=flavor.id,
-                                     key_name=name, availability_zone=kind["availability_zone"],
-                                     networks=[{"uuid": self.args["network_id"]}])
-            self.step("boot -> ACTIVE", self.wait_status(server, "ACTIVE")[0])
-            server = c.get_server(server)
-            ip = [a["addr"] for net in server.addresses.values() for a in net][0]
-            t_ssh, uptime = self.wait_ssh(ip)
-            self.step("ACTIVE -> SSH ok", t_ssh, "(PID 1 age %.1f s, ip %s)" % (uptime, ip))
-            self.step("boot -> SSH ok (total)", time.monotonic() - t0)
-            self.check(c.get_server(server).compute_host is not None
-                       and server.availability_zone == kind["availability_zone"],
-                       "scheduled to AZ %s" % kind["availability_zone"])
-            rc, out, _ = self.ssh(ip, "sysbench --version")
-            self.check(rc == 0 and out.startswith("sysbench 1."),
-                       "sysbench --version: " + out.strip())
-            rc, out, _ = self.ssh(ip, "netperf -V")
-            self.check(rc == 0 and "Netperf version 2." in out, "netperf -V: " + out.strip())
-            rc, out, _ = self.ssh(ip, "sysbench cpu --time=2 run | grep 'events per second'")
-            self.check(rc == 0, "sysbench cpu 2 s: " + out.strip())
-            rc, out, _ = self.ssh(ip, FILEIO_DIRECT, timeout=60)
-            self.check(rc == 0 and "read, MiB/s" in out,
-                       "fileio O_DIRECT in /var/tmp (%s): %s" % (
-                           " ".join(out.split()[:1]) or "?",
-                           " ".join(out.strip().splitlines()[-1:]) or "failed"))
-            for kind_ in ("HARD", "SOFT"):
-                t0 = time.monotonic()
-                c.reboot_server(server, kind_)
-                t_active, t_left = self.wait_status(server, "ACTIVE", leave="ACTIVE")
-                t_ssh, uptime = self.wait_ssh(ip)
-                self.step("reboot %s -> ACTIVE" % kind_, t_active,
-                          "(left ACTIVE after %.2f s)" % t_left)
-                self.step("reboot %s -> SSH ok" % kind_, time.monotonic() - t0,
-                          "(PID 1 age %.1f s)" % uptime)
-                self.check(uptime < time.monotonic() - t0 + 1,
-                           "reboot %s restarted the guest" % kind_)
-                if kind_ == "SOFT":
-                    # a hard reboot follows only after libvirt's wait_soft_reboot_seconds or
-                    # the Docker driver's soft_reboot_timeout (both 20 s)
-                    fallback = float(self.args.get("soft_reboot_fallback_seconds", 20))
-                    self.check(t_active < fallback,
-                               "soft reboot stayed soft (< %g s)" % fallback)
-            t0 = time.monotonic()
-            c.delete_server(server)
-            while c.find_server(server.id):
-                time.sleep(POLL)
-            self.step("delete -> gone", time.monotonic() - t0)
-            ports = [p.id for p in self.conn.network.ports(device_id=server.id)]
-            self.check(not ports, "no ports left for the server")
-            server = None
+            self.boot()
+            self.check_workloads()
+            for how in ("HARD", "SOFT"):
+                self.reboot(how)
+            self.delete()
         finally:
-            if server is not None:
-                c.delete_server(server, ignore_missing=True)
-            c.delete_keypair(kp, ignore_missing=True)
-        self.check(c.find_keypair(name) is None, "keypair deleted")
-        left = [s for s in c.servers(all_projects=True) if s.name == name]
-        self.check(not left, "no server left")
+            self.clean_up()
+        self.check_nothing_left()
         print(json.dumps({self.kind_name: self.results}), flush=True)
         return 1 if self.failures else 0
 
+    def create_keypair(self):
+        """A new RSA key (``self.pkey``: its private PEM) as a Nova keypair."""
+        key = paramiko.RSAKey.generate(2048)
+        pem = io.StringIO()
+        key.write_private_key(pem)
+        self.pkey = pem.getvalue()
+        self.keypair = self.compute.create_keypair(
+            name=self.name, public_key="ssh-rsa %s vmct-smoke" % key.get_base64())
+
+    def boot(self):
+        """Create -> ACTIVE -> SSH answers, in the kind's availability zone."""
+        zone = self.kind["availability_zone"]
+        image = self.conn.image.find_image(self.kind["image"], ignore_missing=False)
+        flavor = self.compute.find_flavor(self.kind["flavor"], ignore_missing=False)
+        t0 = self.clock.monotonic()
+        self.server = self.compute.create_server(
+            name=self.name, image_id=image.id, flavor_id=flavor.id, key_name=self.name,
+            availability_zone=zone, networks=[{"uuid": self.args["network_id"]}])
+        self.waiter = waiter.ServerWaiter(
+            lambda server_id: nova_view(self.compute.get_server(server_id)), self.server.id,
+            pacer=waiter.Pacer(POLL, max_requests_per_second=1 / POLL, clock=self.clock))
+        active = self.waiter.wait_for_status(waiter.ACTIVE, BUILD_TIMEOUT, started_at=t0)
+        self.step("boot -> ACTIVE", active.at - t0)
+        server = self.compute.get_server(self.server)
+        self.ip = [a["addr"] for net in server.addresses.values() for a in net][0]
+        reachable = self.wait_ssh(active.at)
+        self.step("ACTIVE -> SSH ok", reachable.at - active.at, "(ip %s)" % self.ip)
+        self.step("boot -> SSH ok (total)", reachable.at - t0)
+        self.check(server.compute_host is not None and server.availability_zone == zone,
+                   "scheduled to AZ %s" % zone)
+
+    def wait_ssh(self, since):
+        """Until an SSH command succeeds through the proxy command; keeps that client."""
+        if self.client is not None:
+            self.client.close()
+        probe = probes.SSHCommandProbe(self.ip, self.args.get("ssh_user", "root"),
+                                       pkey=self.pkey, proxy_command=self.args["proxy_command"],
+                                       connect_timeout=SSH_CONNECT_TIMEOUT)
+        try:
+            reachable = waiter.wait_until(probe.check, SSH_TIMEOUT, POLL, probe.what,
+                                          clock=self.clock, started_at=since)
+        except waiter.WaitTimeout as e:
+            probe.close()
+            raise waiter.WaitTimeout("%s; failed attempts: %s" % (e, probe.summary())) from None
+        self.client = probe.client
+        return reachable
+
+    def check_workloads(self):
+        """The tools, sysbench cpu and fileio O_DIRECT, run by the package's runner."""
+        where = "instance %s (kind %s, %s)" % (self.server.id, self.kind_name, self.ip)
+        facts, _dialect, results = runner.run_plan(
+            vmct_ssh.executor(self.client), plan_lib.parse_plan(list(WORKLOADS)), where,
+            timeout=COMMAND_TIMEOUT, fileio_dir=FILEIO_DIR)
+        for ok, what in workload_checks(facts, results):
+            self.check(ok, what)
+
+    def reboot(self, how):
+        """Reboot ``how`` (HARD or SOFT): leaves ACTIVE, comes back, SSH, a new guest life."""
+        before = vmct_ssh.incarnation(self.client)
+        self.waiter.pacer.before_action()
+        t0 = self.clock.monotonic()
+        self.compute.reboot_server(self.server, how)
+        self.waiter.pacer.sent()
+        left = self.waiter.wait_for(lambda s: s.status != waiter.ACTIVE or not s.settled,
+                                    REBOOT_TIMEOUT, "server to leave ACTIVE", started_at=t0)
+        active = self.waiter.wait_for_status(waiter.ACTIVE, REBOOT_TIMEOUT, started_at=t0)
+        reachable = self.wait_ssh(active.at)
+        after = vmct_ssh.incarnation(self.client)
+        self.step("reboot %s -> ACTIVE" % how, active.at - t0,
+                  "(left ACTIVE after %.2f s)" % (left.at - t0))
+        self.step("reboot %s -> SSH ok" % how, reachable.at - t0)
+        self.check(restarted(before, after), "reboot %s restarted the guest" % how)
+        if how == "SOFT":
+            # a hard reboot follows only after libvirt's wait_soft_reboot_seconds or the
+            # Docker driver's soft_reboot_timeout (both 20 s)
+            fallback = float(self.args.get("soft_reboot_fallback_seconds", 20))
+            self.check(active.at - t0 < fallback, "soft reboot stayed soft (< %g s)" % fallback)
+
+    def delete(self):
+        """Delete -> 404, and Neutron has no port of the server left."""
+        self.client.close()
+        self.waiter.pacer.before_action()
+        t0 = self.clock.monotonic()
+        self.compute.delete_server(self.server)
+        self.waiter.pacer.sent()
+        self.deleted = True
+        gone = self.waiter.wait_gone(DELETE_TIMEOUT, started_at=t0)
+        self.step("delete -> gone", gone.at - t0)
+        ports = [p.id for p in self.conn.network.ports(device_id=self.server.id)]
+        self.check(not ports, "no ports left for the server")
+
+    def clean_up(self):
+        """What a failed step left: the SSH client, the server, the keypair."""
+        if self.client is not None:
+            self.client.close()
+        if self.server is not None and not self.deleted:
+            self.compute.delete_server(self.server, ignore_missing=True)
+        if self.keypair is not None:
+            self.compute.delete_keypair(self.keypair, ignore_missing=True)
+
+    def check_nothing_left(self):
+        self.check(self.compute.find_keypair(self.name) is None, "keypair deleted")
+        left = [s for s in self.compute.servers(all_projects=True) if s.name == self.name]
+        self.check(not left, "no server left")
+
 
 def main(argv):
-    kinds = list(task_args()["instance_kinds"])
+    args = task_args()
+    kinds = list(args["instance_kinds"])
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--kind", action="append", choices=kinds,
                    help="instance kind to test (repeatable; default: all of %s)" % kinds)
     opts = p.parse_args(argv)
+    conn = connect()
     failed = []
     for kind in opts.kind or kinds:
         try:
-            rc = Smoke(kind).run()
+            rc = Smoke(kind, args, conn).run()
         except Exception as e:  # noqa: BLE001 - report, go on with the next kind
             print("%-8s FAILED: %s" % (kind, e), flush=True)
             rc = 1

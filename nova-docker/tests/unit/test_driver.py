@@ -603,10 +603,9 @@ class TestRefusedEarly(DriverTestCase):
 
     def test_live_migration_prechecks_refuse(self):
         inst, _nw = self.make()
-        for check in (lambda: self.driver.check_can_live_migrate_destination(
-                          self.ctx, inst, {}, {}),
-                      lambda: self.driver.check_can_live_migrate_source(
-                          self.ctx, inst, {})):
+        checks = (lambda: self.driver.check_can_live_migrate_destination(self.ctx, inst, {}, {}),
+                  lambda: self.driver.check_can_live_migrate_source(self.ctx, inst, {}))
+        for check in checks:
             e = self.assertRaises(exception.MigrationPreCheckError, check)
             self.assertIn('cannot live-migrate', str(e))
 

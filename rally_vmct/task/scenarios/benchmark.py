@@ -28,10 +28,6 @@ from rally_vmct.task.server import diagnostics
 from rally_vmct.task import validators
 from rally_vmct.workloads import facts as facts_lib
 from rally_vmct.workloads import plan as plan_lib
-from rally_vmct.workloads import runner
-
-IMAGE_HINT = ("an image with the tools: tools/images (tools/images/docker/README.md for the "
-              "Docker kind), or the vmct_workload_image context with prepare: true")
 
 
 class PeerMissing(RuntimeError):
@@ -88,12 +84,8 @@ class BootAndBenchmark(instance.InstanceScenario):
         where = "instance %s (kind %s, %s)" % (session.server.id, session.label,
                                                session.address)
         with session.ssh_client() as client:
-            try:
-                facts, dialect, results = benchmarking.run_workloads(
-                    self, client, plan, where, command_timeout, options, peer)
-            except runner.ToolMissing as e:
-                raise runner.ToolMissing("%s. Image with the tools: %s"
-                                         % (e, IMAGE_HINT)) from None
+            facts, dialect, results = benchmarking.run_workloads(
+                self, client, plan, where, command_timeout, options, peer)
         return facts, dialect, results, where
 
     def _cloud_facts(self, session, plan, peer, peer_server_id):

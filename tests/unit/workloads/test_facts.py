@@ -12,6 +12,7 @@ import subprocess
 import testtools
 
 from rally_vmct.workloads import facts
+from rally_vmct.workloads import guest_tools
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "facts")
 
@@ -46,14 +47,14 @@ class FactsTestCase(testtools.TestCase):
         self.assertEqual(233876, result["memory_kb"])
         self.assertEqual("QEMU Virtual CPU version 2.5+", result["cpu_model"])
         self.assertEqual("sysbench 1.0.20", result["sysbench"])
-        self.assertEqual([], facts.missing_tools(result, ["sysbench", "netperf"]))
+        self.assertEqual([], guest_tools.missing(["sysbench", "netperf"], result))
 
     def test_missing_tools_and_message(self):
         result = facts.parse_facts(DEBIAN_OUTPUT.replace("sysbench=sysbench 1.0.20",
                                                          "sysbench="))
-        missing = facts.missing_tools(result, ["sysbench", "netperf"])
+        missing = guest_tools.missing(["sysbench", "netperf"], result)
         self.assertEqual(["sysbench"], missing)
-        message = facts.missing_tools_message(missing, "instance vmct-1 (kvm)")
+        message = guest_tools.missing_message(missing, "instance vmct-1 (kvm)")
         self.assertIn("sysbench is not installed on instance vmct-1 (kvm)", message)
         self.assertIn("apt-get install sysbench", message)
 

@@ -1,6 +1,7 @@
 """guest_tools scripts, run by a real /bin/sh with fake package managers on PATH."""
 
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -74,9 +75,41 @@ class GuestToolsTestCase(testtools.TestCase):
         self.assertIsNone(guest_tools.parse_manager(proc.stdout))
         self.assertIn("no known package manager (apt-get, dnf, yum, apk)", proc.stderr)
 
+    def test_facts_lines_and_check_agree(self):
+        # One presence test: the facts' tool lines and the check see the same tools.
+        self.tool("sysbench", 'echo "sysbench 1.0.20"')
+        self.tool("netserver", "true")
+        os.symlink(shutil.which("head"), os.path.join(self.bin, "head"))
+        found = dict(line.split("=", 1) for line in
+                     self.sh(guest_tools.facts_command()).stdout.splitlines())
+        self.assertEqual({"sysbench": "sysbench 1.0.20", "netperf": "",
+                          "netserver": os.path.join(self.bin, "netserver")}, found)
+        self.assertEqual(["netperf"], guest_tools.missing(guest_tools.TOOLS, found))
+        check = self.sh(guest_tools.check_tools_command(guest_tools.TOOLS))
+        self.assertEqual(["netperf"], guest_tools.parse_missing(check.stdout))
+
     def test_missing_message_names_tools_and_images(self):
         text = guest_tools.missing_message(["sysbench"], "image x of kind 'kvm'")
-        self.assertIn("image x of kind 'kvm' lacks sysbench", text)
+        self.assertIn("sysbench is not installed on image x of kind 'kvm'", text)
         self.assertIn("tools/images/docker/README.md", text)
         self.assertIn("prepare: true", text)
         self.assertNotIn("prepare", guest_tools.missing_message(["netserver"], "p", False))
+
+    def test_missing_message_has_each_tools_one_hint(self):
+        text = guest_tools.missing_message(["sysbench", "netperf", "netserver"], "host h")
+        self.assertTrue(text.startswith(
+            "sysbench, netperf and netserver are not installed on host h. To install: "
+            "sysbench: package sysbench (Debian/Ubuntu: apt-get install sysbench); "
+            "netperf: package netperf (Debian: apt-get install netperf, from the non-free "
+            "component; "), text)
+        self.assertIn("netserver: package netperf (netserver ships with it)", text)
+        self.assertIn("vmct_workload_image context with prepare: true", text)
+
+    def test_require_raises_one_error_for_the_absent_tools(self):
+        found = {"sysbench": "sysbench 1.0.20", "netperf": ""}
+        guest_tools.require(["sysbench"], found, "host h")
+        e = self.assertRaises(guest_tools.ToolMissing, guest_tools.require,
+                              ["sysbench", "netperf", "netserver"], found, "host h")
+        self.assertIn("netperf and netserver are not installed on host h", str(e))
+        self.assertNotIn("sysbench is not", str(e))
+        self.assertRaises(ValueError, guest_tools.missing, ["fio"], found)

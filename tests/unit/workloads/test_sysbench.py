@@ -48,89 +48,87 @@ def fileio_10(reads, writes, fsyncs, read_mib, written_mib):
             "requests_per_second": reads + writes, "mib_per_second": read_mib + written_mib}
 
 
-def case(test, dialect, general_metrics, extra, events_per_second=None):
-    metrics = dict(general_metrics)
-    metrics.update(extra)
-    metrics["events_per_second"] = (events_per_second if events_per_second is not None
-                                    else metrics["events"] / metrics["total_time"])
-    return test, dialect, "run", metrics
+def memory(operations, ops_per_second, mib_transferred, mib_per_second):
+    return {"operations": operations, "operations_per_second": ops_per_second,
+            "mib_transferred": mib_transferred, "mib_per_second": mib_per_second}
+
+
+def cpu(events_per_second=None):
+    """sysbench 1.0 prints events/s; 0.4 and 0.5 leave it to be derived."""
+    return {} if events_per_second is None else {"events_per_second": events_per_second}
+
+
+def runs(test, own_metrics, table):
+    """RUNS entries of ``table``: fixture -> (dialect, general(...), own_metrics(...) arguments).
+
+    events_per_second, unless printed, is derived: events / total time.
+    """
+    entries = {}
+    for name, (dialect, times, own) in table.items():
+        metrics = dict(general(*times), **own_metrics(*own))
+        metrics.setdefault("events_per_second", metrics["events"] / metrics["total_time"])
+        entries[name] = (test, dialect, "run", metrics)
+    return entries
 
 
 # Every number below was read off the fixture by eye; derived ones are written as
-# the arithmetic the parser must do.
+# the arithmetic the parser must do. Each row: dialect, general(...) arguments (total time,
+# events, latency min, avg, max, p95), then the arguments of the test's own metrics.
+CPU = {
+    "0.4.12-cpu.txt": ("0.4", (31.1740, 10000, 2.67, 3.12, 12.97, 3.49), ()),
+    "0.4.12-cpu-16threads.txt": ("0.4", (11.5526, 10000, 4.59, 18.45, 54.66, 34.66), ()),
+    "0.5-cpu.reflowed.txt": ("0.5", (34.4150, 10000, 37.56, 41.27, 136.04, 46.81), ()),
+    "1.0-cpu.txt": ("1.0", (1.0010, 29842, 0.03, 0.03, 8.45, 0.04), (29788.33,)),
+    "1.0-cpu-events.txt": ("1.0", (0.1613, 2000, 0.11, 0.16, 8.21, 0.12), (12346.09,)),
+}
+MEMORY = {
+    "0.4.12-memory-write.txt": ("0.4", (178.5471, 104857600, 0.00, 0.00, 8.86, 0.00),
+                                (104857600, 587282.65, 102400.00, 573.52)),
+    "0.4.12-memory-1M.txt": ("0.4", (2.3894, 10240, 0.15, 0.23, 6.59, 0.44),
+                             (10240, 4285.66, 10240.00, 4285.66)),
+    "0.5-memory.ASSEMBLED.txt": ("0.5", (2.3894, 10240, 0.15, 0.23, 6.59, 0.44),
+                                 (10240, 4285.66, 10240.00, 4285.66)),
+    "1.0-memory-read.txt": ("1.0", (0.0095, 65536, 0.00, 0.00, 0.03, 0.00),
+                            (65536, 6278886.17, 64.00, 6131.72)),
+    "1.0-memory-write.txt": ("1.0", (0.0198, 16384, 0.00, 0.00, 0.21, 0.00),
+                             (16384, 797565.83, 64.00, 3115.49)),
+}
+LEGACY_FILEIO = {
+    "0.4.12-fileio-rndrd.txt": ("0.4", (300.0050, 645210, 0.00, 0.46, 364.87, 0.96),
+                                (300.0050, 645210, 0, 0, 9.8451 * 1024, 0.0, 9.8451 * 1024,
+                                 33.604, 2150.66)),
+    "0.4.12-fileio-rndwr.txt": ("0.4", (300.0096, 20500, 0.01, 0.03, 23.28, 0.03),
+                                (300.0096, 0, 20500, 26239, 0.0, 320.31, 320.31, 1.0677, 68.33)),
+    "0.4.12-fileio-rndrw.txt": ("0.4", (300.0035, 702900, 0.01, 0.24, 25.72, 0.73),
+                                (300.0035, 421740, 281160, 899653, 6.4352 * 1024,
+                                 4.2902 * 1024, 10.725 * 1024, 36.609, 2342.97)),
+    "0.4.12-fileio-rndrw-kb.txt": ("0.4", (300.0095, 19100, 0.01, 0.38, 17.92, 0.73),
+                                   (300.0095, 11460, 7640, 24431, 179.06, 119.38, 298.44,
+                                    1018.6 / 1024, 63.66)),
+    "0.5-fileio-rndrw-direct.txt": ("0.5", (2.6090, 5000, 0.02, 7.97, 140.80, 19.61),
+                                    (2.6090, 2996, 2004, 10, 46.812, 31.312, 78.125, 29.944,
+                                     1916.43)),
+    "0.5-fileio-rndrw-direct-runc.txt": ("0.5", (0.2828, 5000, 0.05, 0.87, 5.37, 1.82),
+                                         (0.2828, 3002, 1998, 10, 46.906, 31.219, 78.125,
+                                          276.22, 17678.09)),
+}
+# sysbench 1.0 fileio, fixture 1.0-fileio-<test mode>.txt: general(...), fileio_10(...)
+FILEIO_10 = {
+    "seqrd": ((1.0002, 394211, 0.00, 0.00, 9.28, 0.00), (393838.01, 0.00, 0.00, 6153.72, 0.00)),
+    "rndrd": ((1.0003, 424265, 0.00, 0.00, 24.31, 0.00), (423819.28, 0.00, 0.00, 6622.18, 0.00)),
+    "seqwr": ((1.0043, 24438, 0.00, 0.04, 89.53, 0.02), (0.00, 23382.37, 937.28, 0.00, 365.35)),
+    "rndwr": ((1.0016, 18406, 0.00, 0.05, 27.47, 0.01), (0.00, 17659.52, 708.38, 0.00, 275.93)),
+    "seqrewr": ((1.0187, 16013, 0.00, 0.06, 43.54, 0.01), (0.00, 15106.99, 605.26, 0.00, 236.05)),
+    "rndrw": ((1.1571, 6861, 0.00, 0.15, 63.66, 0.01), (3419.23, 2279.49, 228.81, 53.43, 35.62)),
+    "rndrw-direct": ((1.0079, 21673, 0.02, 0.09, 71.65, 0.07),
+                     (12893.59, 8595.39, 7.93, 50.37, 33.58)),
+}
 RUNS = {
-    "0.4.12-cpu.txt": case("cpu", "0.4", general(31.1740, 10000, 2.67, 3.12, 12.97, 3.49), {}),
-    "0.4.12-cpu-16threads.txt": case(
-        "cpu", "0.4", general(11.5526, 10000, 4.59, 18.45, 54.66, 34.66), {}),
-    "0.4.12-memory-write.txt": case(
-        "memory", "0.4", general(178.5471, 104857600, 0.00, 0.00, 8.86, 0.00),
-        {"operations": 104857600, "operations_per_second": 587282.65,
-         "mib_transferred": 102400.00, "mib_per_second": 573.52}),
-    "0.4.12-memory-1M.txt": case(
-        "memory", "0.4", general(2.3894, 10240, 0.15, 0.23, 6.59, 0.44),
-        {"operations": 10240, "operations_per_second": 4285.66,
-         "mib_transferred": 10240.00, "mib_per_second": 4285.66}),
-    "0.4.12-fileio-rndrd.txt": case(
-        "fileio", "0.4", general(300.0050, 645210, 0.00, 0.46, 364.87, 0.96),
-        legacy_fileio(300.0050, 645210, 0, 0, 9.8451 * 1024, 0.0, 9.8451 * 1024,
-                      33.604, 2150.66)),
-    "0.4.12-fileio-rndwr.txt": case(
-        "fileio", "0.4", general(300.0096, 20500, 0.01, 0.03, 23.28, 0.03),
-        legacy_fileio(300.0096, 0, 20500, 26239, 0.0, 320.31, 320.31, 1.0677, 68.33)),
-    "0.4.12-fileio-rndrw.txt": case(
-        "fileio", "0.4", general(300.0035, 702900, 0.01, 0.24, 25.72, 0.73),
-        legacy_fileio(300.0035, 421740, 281160, 899653, 6.4352 * 1024, 4.2902 * 1024,
-                      10.725 * 1024, 36.609, 2342.97)),
-    "0.4.12-fileio-rndrw-kb.txt": case(
-        "fileio", "0.4", general(300.0095, 19100, 0.01, 0.38, 17.92, 0.73),
-        legacy_fileio(300.0095, 11460, 7640, 24431, 179.06, 119.38, 298.44,
-                      1018.6 / 1024, 63.66)),
-    "0.5-cpu.reflowed.txt": case(
-        "cpu", "0.5", general(34.4150, 10000, 37.56, 41.27, 136.04, 46.81), {}),
-    "0.5-memory.ASSEMBLED.txt": case(
-        "memory", "0.5", general(2.3894, 10240, 0.15, 0.23, 6.59, 0.44),
-        {"operations": 10240, "operations_per_second": 4285.66,
-         "mib_transferred": 10240.00, "mib_per_second": 4285.66}),
-    "0.5-fileio-rndrw-direct.txt": case(
-        "fileio", "0.5", general(2.6090, 5000, 0.02, 7.97, 140.80, 19.61),
-        legacy_fileio(2.6090, 2996, 2004, 10, 46.812, 31.312, 78.125, 29.944, 1916.43)),
-    "0.5-fileio-rndrw-direct-runc.txt": case(
-        "fileio", "0.5", general(0.2828, 5000, 0.05, 0.87, 5.37, 1.82),
-        legacy_fileio(0.2828, 3002, 1998, 10, 46.906, 31.219, 78.125, 276.22, 17678.09)),
-    "1.0-cpu.txt": case("cpu", "1.0", general(1.0010, 29842, 0.03, 0.03, 8.45, 0.04), {},
-                        events_per_second=29788.33),
-    "1.0-cpu-events.txt": case(
-        "cpu", "1.0", general(0.1613, 2000, 0.11, 0.16, 8.21, 0.12), {},
-        events_per_second=12346.09),
-    "1.0-memory-read.txt": case(
-        "memory", "1.0", general(0.0095, 65536, 0.00, 0.00, 0.03, 0.00),
-        {"operations": 65536, "operations_per_second": 6278886.17,
-         "mib_transferred": 64.00, "mib_per_second": 6131.72}),
-    "1.0-memory-write.txt": case(
-        "memory", "1.0", general(0.0198, 16384, 0.00, 0.00, 0.21, 0.00),
-        {"operations": 16384, "operations_per_second": 797565.83,
-         "mib_transferred": 64.00, "mib_per_second": 3115.49}),
-    "1.0-fileio-seqrd.txt": case(
-        "fileio", "1.0", general(1.0002, 394211, 0.00, 0.00, 9.28, 0.00),
-        fileio_10(393838.01, 0.00, 0.00, 6153.72, 0.00)),
-    "1.0-fileio-rndrd.txt": case(
-        "fileio", "1.0", general(1.0003, 424265, 0.00, 0.00, 24.31, 0.00),
-        fileio_10(423819.28, 0.00, 0.00, 6622.18, 0.00)),
-    "1.0-fileio-seqwr.txt": case(
-        "fileio", "1.0", general(1.0043, 24438, 0.00, 0.04, 89.53, 0.02),
-        fileio_10(0.00, 23382.37, 937.28, 0.00, 365.35)),
-    "1.0-fileio-rndwr.txt": case(
-        "fileio", "1.0", general(1.0016, 18406, 0.00, 0.05, 27.47, 0.01),
-        fileio_10(0.00, 17659.52, 708.38, 0.00, 275.93)),
-    "1.0-fileio-seqrewr.txt": case(
-        "fileio", "1.0", general(1.0187, 16013, 0.00, 0.06, 43.54, 0.01),
-        fileio_10(0.00, 15106.99, 605.26, 0.00, 236.05)),
-    "1.0-fileio-rndrw.txt": case(
-        "fileio", "1.0", general(1.1571, 6861, 0.00, 0.15, 63.66, 0.01),
-        fileio_10(3419.23, 2279.49, 228.81, 53.43, 35.62)),
-    "1.0-fileio-rndrw-direct.txt": case(
-        "fileio", "1.0", general(1.0079, 21673, 0.02, 0.09, 71.65, 0.07),
-        fileio_10(12893.59, 8595.39, 7.93, 50.37, 33.58)),
+    **runs("cpu", cpu, CPU),
+    **runs("memory", memory, MEMORY),
+    **runs("fileio", legacy_fileio, LEGACY_FILEIO),
+    **runs("fileio", fileio_10, {"1.0-fileio-%s.txt" % mode: ("1.0",) + row
+                                 for mode, row in FILEIO_10.items()}),
     "0.4.12-fileio-prepare.txt": ("fileio", "0.4", "prepare",
                                   {"files": 128, "file_total_mib": 25600.0}),
     "1.0-fileio-prepare.txt": ("fileio", "1.0", "prepare",
@@ -440,43 +438,32 @@ class TestParseErrors(testtools.TestCase):
         self.assertEqual("events per second", e.field)
 
     def test_each_general_field_is_required(self):
-        cases = [("1.0-cpu.txt", "cpu", "1.0", "total time:", "total time"),
-                 ("1.0-cpu.txt", "cpu", "1.0", "total number of events:",
-                  "total number of events"),
-                 ("1.0-cpu.txt", "cpu", "1.0", "Latency (ms):", "latency section"),
-                 ("1.0-cpu.txt", "cpu", "1.0", "min:", "latency min"),
-                 ("1.0-cpu.txt", "cpu", "1.0", "avg:", "latency avg"),
-                 ("1.0-cpu.txt", "cpu", "1.0", "max:", "latency max"),
-                 ("1.0-cpu.txt", "cpu", "1.0", "95th percentile:", "latency percentile"),
-                 ("0.4.12-cpu.txt", "cpu", "0.4", "approx.  95 percentile:",
-                  "latency percentile"),
-                 ("0.4.12-cpu.txt", "cpu", "0.4", "total time:", "total time"),
-                 ("1.0-memory-read.txt", "memory", "1.0", "Total operations:",
-                  "total operations"),
-                 ("1.0-memory-read.txt", "memory", "1.0", "MiB transferred",
-                  "MiB transferred"),
-                 ("0.4.12-memory-1M.txt", "memory", "0.4", "Operations performed:",
-                  "operations performed"),
-                 ("0.4.12-memory-1M.txt", "memory", "0.4", "MB transferred",
-                  "MiB transferred"),
-                 ("1.0-fileio-rndrw.txt", "fileio", "1.0", "fsyncs/s:", "fsyncs/s"),
-                 ("1.0-fileio-rndrw.txt", "fileio", "1.0", "written, MiB/s:",
-                  "written, MiB/s"),
-                 ("0.4.12-fileio-rndrw.txt", "fileio", "0.4", "Requests/sec executed",
-                  "requests/sec"),
-                 ("0.4.12-fileio-rndrw.txt", "fileio", "0.4", "Total transferred",
-                  "bytes transferred"),
-                 ("0.5-fileio-rndrw-direct.txt", "fileio", "0.5", "Operations performed:",
-                  "operations performed"),
-                 ("1.0-fileio-prepare.txt", "fileio", "1.0", "bytes written",
-                  "bytes written"),
-                 ("0.4.12-fileio-prepare.txt", "fileio", "0.4", "Creating files",
-                  "creating files"),
-                 ("1.0-fileio-cleanup.txt", "fileio", "1.0", "Removing test files",
-                  "removing files")]
-        for name, test, dialect, line, field in cases:
-            command = ("prepare" if "prepare" in name else
-                       "cleanup" if "cleanup" in name else "run")
+        # (fixture, the line removed from it, the field the error names); test, dialect and
+        # command are the fixture's (RUNS)
+        cases = [
+            ("1.0-cpu.txt", "total time:", "total time"),
+            ("1.0-cpu.txt", "total number of events:", "total number of events"),
+            ("1.0-cpu.txt", "Latency (ms):", "latency section"),
+            ("1.0-cpu.txt", "min:", "latency min"),
+            ("1.0-cpu.txt", "avg:", "latency avg"),
+            ("1.0-cpu.txt", "max:", "latency max"),
+            ("1.0-cpu.txt", "95th percentile:", "latency percentile"),
+            ("0.4.12-cpu.txt", "approx.  95 percentile:", "latency percentile"),
+            ("0.4.12-cpu.txt", "total time:", "total time"),
+            ("1.0-memory-read.txt", "Total operations:", "total operations"),
+            ("1.0-memory-read.txt", "MiB transferred", "MiB transferred"),
+            ("0.4.12-memory-1M.txt", "Operations performed:", "operations performed"),
+            ("0.4.12-memory-1M.txt", "MB transferred", "MiB transferred"),
+            ("1.0-fileio-rndrw.txt", "fsyncs/s:", "fsyncs/s"),
+            ("1.0-fileio-rndrw.txt", "written, MiB/s:", "written, MiB/s"),
+            ("0.4.12-fileio-rndrw.txt", "Requests/sec executed", "requests/sec"),
+            ("0.4.12-fileio-rndrw.txt", "Total transferred", "bytes transferred"),
+            ("0.5-fileio-rndrw-direct.txt", "Operations performed:", "operations performed"),
+            ("1.0-fileio-prepare.txt", "bytes written", "bytes written"),
+            ("0.4.12-fileio-prepare.txt", "Creating files", "creating files"),
+            ("1.0-fileio-cleanup.txt", "Removing test files", "removing files")]
+        for name, line, field in cases:
+            test, dialect, command, _ = RUNS[name]
             text = fixture(name).replace(line, "XXX")
             self.assertNotEqual(fixture(name), text, name)
             e = self.assertParseError([field], test, dialect, text, command)

@@ -55,7 +55,7 @@ class NetperfPeerTestCase(base.ContextTestCase):
         ctx = self.context(netperf_peer.KEY, {"kind": dict(KIND)})
         peer = netperf_peer.NetperfPeer(ctx)
         e = self.assertRaises(helper_server.HelperError, peer.setup)
-        self.assertIn("lacks netserver", str(e))
+        self.assertIn("netserver is not installed on image img-1", str(e))
         self.assertIn("tools/images", str(e))
         self.assertEqual([], self.alive())
         self.assertEqual([], [c for _, c in self.commands if "netserver -p" in c])

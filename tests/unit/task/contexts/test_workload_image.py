@@ -39,7 +39,8 @@ class WorkloadImageTestCase(base.ContextTestCase):
         image = workload_image.WorkloadImage(ctx)
         e = self.assertRaises(helper_server.HelperError, image.setup)
         message = str(e)
-        self.assertIn("image img-1 of kind 'kvm' lacks sysbench, netperf", message)
+        self.assertIn("sysbench and netperf are not installed on image img-1 of kind 'kvm'",
+                      message)
         self.assertIn("tools/images/docker/README.md", message)
         self.assertIn("prepare: true", message)
         self.assertEqual([], self.alive())

@@ -155,6 +155,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         self.assertIn("tools/images/docker/README.md", message)
         self.assertIn("vmct_workload_image context with prepare: true", message)
         self.assertEqual(1, message.count("sysbench is not installed"))
+        self.assertEqual(1, message.count("tools/images/docker/README.md"))
         self.assertEqual([], self.ran("sysbench cpu"))
         self.assertEqual([self.nova.servers.created[0].id], self.nova.servers.deleted)
         self.assertEqual([], benchfakes.live_servers(self.nova))

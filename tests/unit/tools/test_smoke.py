@@ -1,0 +1,195 @@
+"""tools/aio/smoke.py without a cloud.
+
+The scripted Nova of tests/unit/common/fakes behind an openstacksdk-like connection, its fake
+clock, and a guest whose sshd answers with recorded outputs once the server is ACTIVE.
+"""
+
+import io
+import os
+import types
+
+import fixtures
+from openstack.compute.v2 import server as sdk_server
+import testtools
+
+from rally_vmct.common import ssh as vmct_ssh
+from rally_vmct.common import waiter
+from rally_vmct.workloads import runner
+from tests.unit.common import fakes
+from tests.unit.task import benchfakes
+from tests.unit import tools
+from tests.unit.workloads import test_runner
+
+smoke = tools.load("vmct_aio_smoke", os.path.join(tools.TOOLS, "aio", "smoke.py"))
+fixture = test_runner.fixture
+
+ARGS = {"network_id": "net-1", "proxy_command": "/p %h %p", "soft_reboot_fallback_seconds": 20,
+        "instance_kinds": {"kvm": {"image": "vmct-guest", "flavor": "vmct.small",
+                                   "availability_zone": "kvm"}}}
+
+
+class FakeCompute:
+    """``conn.compute`` of openstacksdk over :class:`fakes.FakeNova`."""
+
+    def __init__(self, nova):
+        self.nova = nova
+        self.keypairs = {}
+
+    def create_keypair(self, name, public_key):
+        self.keypairs[name] = public_key
+        return types.SimpleNamespace(name=name)
+
+    def delete_keypair(self, keypair, ignore_missing=True):
+        self.keypairs.pop(keypair.name)
+
+    def find_keypair(self, name):
+        return self.keypairs.get(name)
+
+    def find_flavor(self, name, ignore_missing=True):
+        return types.SimpleNamespace(id="flavor-" + name)
+
+    def create_server(self, name, image_id, flavor_id, key_name, availability_zone, networks):
+        created = self.nova.servers.create(name, image_id, flavor_id,
+                                           availability_zone=availability_zone)
+        return types.SimpleNamespace(id=created.id)
+
+    def get_server(self, server):
+        found = self.nova.servers.get(server)
+        zone = self.nova.servers.records[found.id].kwargs["availability_zone"]
+        return types.SimpleNamespace(
+            id=found.id, status=found.status, fault=getattr(found, "fault", None),
+            task_state=getattr(found, "OS-EXT-STS:task_state"), addresses=found.addresses,
+            power_state=getattr(found, "OS-EXT-STS:power_state"),
+            vm_state=getattr(found, "OS-EXT-STS:vm_state"), compute_host="aio",
+            availability_zone=zone)
+
+    def reboot_server(self, server, how):
+        self.nova.servers.reboot(server, how)
+
+    def delete_server(self, server, ignore_missing=False):
+        self.nova.servers.delete(server)
+
+    def servers(self, all_projects=False):
+        return [record for record in self.nova.servers.records.values()
+                if record.state()[1] != "GONE"]
+
+
+class FakeGuest:
+    """``probes.SSHCommandProbe`` stand-in: the guest's sshd answers 1 s after ACTIVE.
+
+    Its incarnation changes with every (re)start unless ``keeps_life``.
+    """
+
+    def __init__(self, nova, facts, keeps_life=False):
+        self.nova = nova
+        self.keeps_life = keeps_life
+        self.log = []
+        self.answers = [
+            (vmct_ssh.INCARNATION_COMMAND, self.incarnation),
+            ("uname", (0, facts, "")),
+            ("vmct-mounts-begin", (0, fixture("facts/qemu-tcg-guest-var-tmp.probe"), "")),
+            (" prepare", (0, fixture("sysbench/1.0-fileio-prepare.txt"), "")),
+            (" cleanup", (0, fixture("sysbench/1.0-fileio-cleanup.txt"), "")),
+            ("--file-test-mode=rndrd", (0, fixture("sysbench/1.0-fileio-rndrd.txt"), "")),
+            ("sysbench cpu", (0, fixture("sysbench/1.0-cpu.txt"), ""))]
+
+    def incarnation(self, command):
+        (record,) = self.nova.servers.records.values()
+        starts = len([a for a in record.actions if a["action"] in ("create", "reboot")])
+        return 0, "b0a7 %d\n" % (1 if self.keeps_life else starts), ""
+
+    def probe(self, host, user, pkey=None, proxy_command=None, connect_timeout=None):
+        (server_id,) = self.nova.servers.records
+        probe = fakes.FakeProbe(self.nova, server_id, delay=1.0)
+        probe.client = benchfakes.FakeSSH(self.answers, self.log, host)
+        probe.close = probe.client.close
+        return probe
+
+
+class SmokeTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.clock = fakes.FakeClock()
+        self.out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", self.out))
+
+    def smoke(self, facts=test_runner.FACTS, keeps_life=False, **scripts):
+        self.nova = fakes.FakeNova(self.clock, **scripts)
+        self.compute = FakeCompute(self.nova)
+        self.guest = FakeGuest(self.nova, facts, keeps_life)
+        self.useFixture(fixtures.MonkeyPatch(
+            "rally_vmct.common.probes.SSHCommandProbe", self.guest.probe))
+        conn = types.SimpleNamespace(
+            compute=self.compute,
+            image=types.SimpleNamespace(find_image=lambda name, ignore_missing: (
+                types.SimpleNamespace(id="image-" + name))),
+            network=types.SimpleNamespace(ports=lambda device_id: []))
+        return smoke.Smoke("kvm", ARGS, conn, clock=self.clock)
+
+    def test_every_step_passes_and_is_timed_from_observed_states(self):
+        s = self.smoke()
+        self.assertEqual(0, s.run(), self.out.getvalue())
+        self.assertEqual([], s.failures)
+        # the fakes' scripts: ACTIVE 2 s after create and hard reboot, 3 s after soft reboot,
+        # gone 1 s after delete; the fake sshd answers 1 s after ACTIVE. Polls every 0.1 s.
+        for step, seconds in (("boot -> ACTIVE", 2.0), ("ACTIVE -> SSH ok", 1.0),
+                              ("reboot HARD -> ACTIVE", 2.0), ("reboot SOFT -> ACTIVE", 3.0),
+                              ("delete -> gone", 1.0)):
+            self.assertAlmostEqual(seconds, s.results[step], delta=0.11, msg=step)
+        for line in ("sysbench, netperf, netserver installed", "sysbench cpu 2 s: 29788.33",
+                     "fileio O_DIRECT in /var/tmp (ext2): 6622.18 MiB/s",
+                     "reboot HARD restarted the guest", "reboot SOFT restarted the guest",
+                     "soft reboot stayed soft (< 20 s)", "keypair deleted", "no server left"):
+            self.assertIn(line, self.out.getvalue())
+        self.assertEqual([], self.compute.servers())
+        self.assertEqual({}, self.compute.keypairs)
+
+    def test_a_soft_reboot_that_falls_back_to_hard_fails(self):
+        s = self.smoke(reboot_SOFT=[(0.0, "REBOOT", "reboot_started", 1),
+                                    (20.0, "HARD_REBOOT", "reboot_started_hard", 1),
+                                    (22.0, "ACTIVE", None, 1)])
+        self.assertEqual(1, s.run())
+        self.assertEqual(["soft reboot stayed soft (< 20 s)"], s.failures)
+
+    def test_a_reboot_that_did_not_restart_the_guest_fails(self):
+        s = self.smoke(keeps_life=True)
+        self.assertEqual(1, s.run())
+        self.assertEqual(["reboot HARD restarted the guest", "reboot SOFT restarted the guest"],
+                         s.failures)
+
+    def test_a_missing_tool_fails_with_its_hint(self):
+        s = self.smoke(facts=test_runner.FACTS.replace("netserver=/usr/bin/netserver", ""))
+        self.assertEqual(1, s.run())
+        (failure,) = s.failures
+        self.assertIn("netserver is not installed on the instance", failure)
+        self.assertIn("netserver: package netperf (netserver ships with it)", failure)
+
+    def test_no_sysbench_stops_the_kind_and_cleans_up(self):
+        s = self.smoke(facts=test_runner.FACTS.replace("sysbench 1.0.20", ""))
+        e = self.assertRaises(runner.ToolMissing, s.run)
+        self.assertIn("sysbench is not installed on instance srv-1 (kind kvm, 10.0.0.5)", str(e))
+        self.assertEqual(["srv-1"], self.nova.servers.deleted)
+        self.assertEqual({}, self.compute.keypairs)
+
+    def test_a_build_error_names_the_fault_and_cleans_up(self):
+        s = self.smoke(create=[(0.0, "BUILD", "scheduling", 0), (1.0, "ERROR", None, 0)])
+        e = self.assertRaises(waiter.ServerFault, s.run)
+        self.assertIn("No valid host was found", str(e))
+        self.assertEqual(["srv-1"], self.nova.servers.deleted)
+        self.assertEqual({}, self.compute.keypairs)
+
+
+class PureTestCase(testtools.TestCase):
+
+    def test_nova_view_is_what_the_waiter_reads(self):
+        server = sdk_server.Server(status="REBOOT", task_state="reboot_started", power_state=1,
+                                   vm_state="active")
+        self.assertEqual(waiter.ServerState("REBOOT", "reboot_started", "active", 1),
+                         waiter.ServerState.of(smoke.nova_view(server)))
+
+    def test_restarted_needs_two_different_answers(self):
+        self.assertTrue(smoke.restarted("b 1", "b 2"))
+        self.assertFalse(smoke.restarted("b 1", "b 1"))
+        self.assertFalse(smoke.restarted(None, "b 2"))
+        self.assertFalse(smoke.restarted("b 1", None))
