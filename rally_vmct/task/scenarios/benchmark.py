@@ -42,62 +42,6 @@ class PeerMissing(RuntimeError):
                     context={"cleanup@openstack": ["nova"]})
 class BootAndBenchmark(instance.InstanceScenario):
 
-    def _peer(self, netperf_peer):
-        """``({netperf_host, control_port, data_port}, peer server id)``; ({}, None) without."""
-        tenant = self.context.get("tenant") or {}
-        if netperf_peer is None:
-            netperf_peer = (peer_context.PEER_INSTANCE if peer_context.KEY in tenant
-                            else peer_context.PEER_NONE)
-        if netperf_peer == peer_context.PEER_NONE:
-            return {}, None
-        server_id = None
-        if netperf_peer == peer_context.PEER_INSTANCE:
-            netperf_peer = tenant.get(peer_context.KEY)
-            if not netperf_peer:
-                raise PeerMissing("netperf_peer 'instance' needs the %s context (no netserver "
-                                  "instance in this tenant)" % peer_context.KEY)
-            server_id = netperf_peer.get("server_id")
-        return benchmarking.peer_arguments(self, netperf_peer), server_id
-
-    @staticmethod
-    def _plan(workloads, peer):
-        plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
-            with_network=bool(peer)))
-        if "netperf" in plan_lib.needed_tools(plan) and not peer:
-            raise plan_lib.PlanError(
-                "Argument 'workloads' lists netperf workloads but netperf_peer is 'none': "
-                "add the %s context or give netperf_peer {host, control_port, data_port}"
-                % peer_context.KEY)
-        return plan
-
-    def _kind(self, kind, ssh_user):
-        """The kind as booted: ``ssh_user`` applied, the vmct_workload_image context's image."""
-        if ssh_user:
-            kind = dict(kind, ssh_user=ssh_user)
-        image_id = workload_image.image_for(self.context, kind)
-        if image_id:
-            kind = dict(kind, image_id=image_id)
-        return kind
-
-    def _run_workloads(self, session, plan, command_timeout, options, peer):
-        """``(facts, dialect, results, where)`` of the plan run in the session's server."""
-        where = "instance %s (kind %s, %s)" % (session.server.id, session.label,
-                                               session.address)
-        with session.ssh_client() as client:
-            facts, dialect, results = benchmarking.run_workloads(
-                self, client, plan, where, command_timeout, options, peer)
-        return facts, dialect, results, where
-
-    def _cloud_facts(self, session, plan, peer, peer_server_id):
-        """nova_hypervisor_type/version (admin API, never failing) and netperf_path."""
-        admin = self.admin_clients("nova") if getattr(self, "_admin_clients", None) else None
-        facts, same_host = nova_facts.lookup(admin, session.server.id, peer_server_id)
-        facts["netperf_path"] = facts_lib.NO_NETPERF
-        if peer and "netperf" in plan_lib.needed_tools(plan):
-            facts["netperf_path"] = facts_lib.instance_netperf_path(
-                peer["netperf_host"], bool(peer_server_id), same_host)
-        return facts
-
     def run(self, kind: kinds.KindArg,
             workloads: list[dict[str, t.Any]] | None = None,
             netperf_peer: t.Literal["instance", "none"] | benchmarking.NetperfPeer | None = None,
@@ -192,3 +136,59 @@ class BootAndBenchmark(instance.InstanceScenario):
             benchmark_report.report(self, session.label, facts, dialect, results, where)
         finally:
             self._finish(session)
+
+    def _peer(self, netperf_peer):
+        """``({netperf_host, control_port, data_port}, peer server id)``; ({}, None) without."""
+        tenant = self.context.get("tenant") or {}
+        if netperf_peer is None:
+            netperf_peer = (peer_context.PEER_INSTANCE if peer_context.KEY in tenant
+                            else peer_context.PEER_NONE)
+        if netperf_peer == peer_context.PEER_NONE:
+            return {}, None
+        server_id = None
+        if netperf_peer == peer_context.PEER_INSTANCE:
+            netperf_peer = tenant.get(peer_context.KEY)
+            if not netperf_peer:
+                raise PeerMissing("netperf_peer 'instance' needs the %s context (no netserver "
+                                  "instance in this tenant)" % peer_context.KEY)
+            server_id = netperf_peer.get("server_id")
+        return benchmarking.peer_arguments(self, netperf_peer), server_id
+
+    @staticmethod
+    def _plan(workloads, peer):
+        plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
+            with_network=bool(peer)))
+        if "netperf" in plan_lib.needed_tools(plan) and not peer:
+            raise plan_lib.PlanError(
+                "Argument 'workloads' lists netperf workloads but netperf_peer is 'none': "
+                "add the %s context or give netperf_peer {host, control_port, data_port}"
+                % peer_context.KEY)
+        return plan
+
+    def _kind(self, kind, ssh_user):
+        """The kind as booted: ``ssh_user`` applied, the vmct_workload_image context's image."""
+        if ssh_user:
+            kind = dict(kind, ssh_user=ssh_user)
+        image_id = workload_image.image_for(self.context, kind)
+        if image_id:
+            kind = dict(kind, image_id=image_id)
+        return kind
+
+    def _run_workloads(self, session, plan, command_timeout, options, peer):
+        """``(facts, dialect, results, where)`` of the plan run in the session's server."""
+        where = "instance %s (kind %s, %s)" % (session.server.id, session.label,
+                                               session.address)
+        with session.ssh_client() as client:
+            facts, dialect, results = benchmarking.run_workloads(
+                self, client, plan, where, command_timeout, options, peer)
+        return facts, dialect, results, where
+
+    def _cloud_facts(self, session, plan, peer, peer_server_id):
+        """nova_hypervisor_type/version (admin API, never failing) and netperf_path."""
+        admin = self.admin_clients("nova") if getattr(self, "_admin_clients", None) else None
+        facts, same_host = nova_facts.lookup(admin, session.server.id, peer_server_id)
+        facts["netperf_path"] = facts_lib.NO_NETPERF
+        if peer and "netperf" in plan_lib.needed_tools(plan):
+            facts["netperf_path"] = facts_lib.instance_netperf_path(
+                peer["netperf_host"], bool(peer_server_id), same_host)
+        return facts
