@@ -28,6 +28,7 @@ with the instance's root file system mounted read-write at
 ``[docker]rescue_mount_path`` and the instance's ports plugged into it.
 """
 
+import contextlib
 import importlib.metadata
 import os
 import re
@@ -57,6 +58,7 @@ from nova_docker_vmct import container
 from nova_docker_vmct import hostinfo
 from nova_docker_vmct import images
 from nova_docker_vmct import network
+from nova_docker_vmct import steps
 from nova_docker_vmct import vif as vif_plan
 
 LOG = logging.getLogger(__name__)
@@ -123,6 +125,7 @@ class DockerDriver(driver.ComputeDriver):
         self._client = client
         self._image_cache = None
         self.image_fetch = images.glance_chunks
+        self.clock = time.monotonic     # of the spawn steps
         self._plugger = network.Plugger(CONF.docker)
 
     # -- plumbing ---------------------------------------------------------
@@ -360,41 +363,77 @@ class DockerDriver(driver.ComputeDriver):
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, allocations, network_info=None,
               block_device_info=None, power_on=True, accel_info=None):
-        started = time.monotonic()
-        image_ref = self.image_cache.ensure(context, image_meta)
+        timer = self._spawn_timer(context, instance)
+        with timer.step('image_cache'):
+            image_ref = self.image_cache.ensure(context, image_meta)
         plans = self._plans(network_info)
         kwargs = self._create_kwargs(instance, image_ref, image_meta, plans)
         name = kwargs['name']
         try:
-            self._create(instance, kwargs)
+            with timer.step('create'):
+                self._create(instance, kwargs)
             if power_on:
-                timeout = CONF.vif_plugging_timeout
-                events = self._neutron_events(network_info) if timeout else []
-                try:
-                    with self.virtapi.wait_for_instance_event(
-                            instance, events, timeout=timeout,
-                            error_callback=self._neutron_failed_callback):
-                        pid = self._start(instance, network_info)
-                    # the ports are wired now: tell the neighbours
-                    self._plugger.announce(plans, pid)
-                except exception.InstanceEventTimeout:
-                    if CONF.vif_plugging_is_fatal:
-                        raise exception.VirtualInterfaceCreateException()
-                    LOG.warning('Timed out waiting for network-vif-plugged; '
-                                'continuing (vif_plugging_is_fatal=False)',
-                                instance=instance)
+                self._boot(instance, network_info, plans, timer)
         except Exception:
             with excutils.save_and_reraise_exception():
-                LOG.error('Spawning container %s failed; removing it', name,
-                          instance=instance)
+                LOG.error('Spawning container %(name)s failed after '
+                          '%(t).2f s (%(steps)s); removing it',
+                          {'name': name, 't': timer.elapsed(),
+                           'steps': timer.summary()}, instance=instance)
                 try:
                     self._remove(instance, plans)
                 except Exception:
                     LOG.exception('Removing container %s failed', name,
                                   instance=instance)
-        LOG.info('Spawned container %(name)s in %(t).2f s',
-                 {'name': name, 't': time.monotonic() - started},
-                 instance=instance)
+        LOG.info('Spawned container %(name)s in %(t).2f s: %(steps)s',
+                 {'name': name, 't': timer.elapsed(),
+                  'steps': timer.summary()}, instance=instance)
+
+    def _spawn_timer(self, context, instance):
+        """Timer of the spawn steps.
+
+        With ``[docker]spawn_events`` each step is also an event of the
+        instance's current action (the boot's).
+        """
+        if not CONF.docker.spawn_events:
+            return steps.StepTimer(clock=self.clock)
+        return steps.StepTimer(clock=self.clock, record=steps.ActionEvents(
+            context, instance.uuid, CONF.host))
+
+    def _boot(self, instance, network_info, plans, timer):
+        """Start, plug, wait for network-vif-plugged, tell the neighbours."""
+        name = container.container_name(instance.uuid)
+        # Neutron may report the ports up during start and plug: the wait
+        # step is what is left to wait after them.
+        with timer.exit_step('wait_vif_plugged',
+                             self._vif_plugged(instance, network_info)):
+            with timer.step('start'):
+                pid = self._start_container(instance, name)
+            with timer.step('plug_vifs'):
+                self._plug_started(instance, name, network_info, pid)
+        with timer.step('post_start'):
+            # the ports are wired now: tell the neighbours
+            self._plugger.announce(plans, pid)
+
+    @contextlib.contextmanager
+    def _vif_plugged(self, instance, network_info):
+        """After the body, wait for network-vif-plugged of inactive ports.
+
+        ``vif_plugging_timeout`` and ``vif_plugging_is_fatal`` as libvirt.
+        """
+        timeout = CONF.vif_plugging_timeout
+        events = self._neutron_events(network_info) if timeout else []
+        try:
+            with self.virtapi.wait_for_instance_event(
+                    instance, events, timeout=timeout,
+                    error_callback=self._neutron_failed_callback):
+                yield
+        except exception.InstanceEventTimeout:
+            if CONF.vif_plugging_is_fatal:
+                raise exception.VirtualInterfaceCreateException()
+            LOG.warning('Timed out waiting for network-vif-plugged; '
+                        'continuing (vif_plugging_is_fatal=False)',
+                        instance=instance)
 
     def _create_kwargs(self, instance, image_ref, image_meta, plans):
         return container.create_kwargs(
@@ -415,13 +454,21 @@ class DockerDriver(driver.ComputeDriver):
     def _start(self, instance, network_info, name=None):
         """Start the container, plug its interfaces; returns its PID.
 
-        ``name``: the rescue container; default the instance's own, which
-        never starts while a rescue container exists: both would mount the
-        same writable layer.
+        ``name``: the rescue container; default the instance's own.
         """
-        own = container.container_name(instance.uuid)
-        name = name or own
-        if name == own and self._inspect_rescue(instance) is not None:
+        name = name or container.container_name(instance.uuid)
+        pid = self._start_container(instance, name)
+        self._plug_started(instance, name, network_info, pid)
+        return pid
+
+    def _start_container(self, instance, name):
+        """docker start; the PID of the running container.
+
+        The instance's own container never starts while a rescue container
+        exists: both would mount the same writable layer.
+        """
+        if (name == container.container_name(instance.uuid) and
+                self._inspect_rescue(instance) is not None):
             raise exception.InstancePowerOnFailure(
                 reason='the instance is rescued (container %s): unrescue '
                        'it first' % container.rescue_name(instance.uuid))
@@ -430,6 +477,13 @@ class DockerDriver(driver.ComputeDriver):
         pid = state.get('Pid') or 0
         if not state.get('Running') or pid <= 0:
             raise self._exited(name, state, 'at once')
+        return pid
+
+    def _plug_started(self, instance, name, network_info, pid):
+        """Plug the interfaces into the netns of the started container.
+
+        Docker creates the netns on start and destroys it on stop.
+        """
         try:
             self._plugger.plug(self._plans(network_info), pid, instance.uuid)
         except Exception:
@@ -439,7 +493,6 @@ class DockerDriver(driver.ComputeDriver):
                     # Its netns vanished under the plugging: say why.
                     ctxt.reraise = False
             raise self._exited(name, state, 'during network setup')
-        return pid
 
     def _exited(self, name, state, when):
         tail = self.client.api.logs(name, tail=20)

@@ -1,6 +1,9 @@
-"""Nova objects for the driver tests (instances, network info, images)."""
+"""Nova objects for the driver tests (instances, network info, images),
+instance action events recorded, a fake clock."""
 
 import uuid
+
+import fixtures
 
 from nova import context as nova_context
 from nova.network import model as network_model
@@ -34,11 +37,16 @@ def instance(ctx=None, key_data=None, hostname='vmct-test', vcpus=1,
     return inst
 
 
-def image_meta(image_id=None, container_format='docker', **props):
-    data = {'id': image_id or str(uuid.uuid4()), 'name': 'vmct-workload',
+def image(image_id=None, container_format='docker', **props):
+    """A Glance image as Nova's compute manager gets it (a dict)."""
+    return {'id': image_id or str(uuid.uuid4()), 'name': 'vmct-workload',
             'container_format': container_format, 'disk_format': 'raw',
             'status': 'active', 'properties': props}
-    return objects.ImageMeta.from_dict(data)
+
+
+def image_meta(image_id=None, container_format='docker', **props):
+    return objects.ImageMeta.from_dict(
+        image(image_id, container_format, **props))
 
 
 def vif(port_id=None, mac='fa:16:3e:00:00:01', address='198.51.100.10',
@@ -71,3 +79,59 @@ def vif(port_id=None, mac='fa:16:3e:00:00:01', address='198.51.100.10',
         details={'port_filter': True, 'ovs_hybrid_plug': False,
                  'datapath_type': 'netdev', 'bridge_name': bridge},
         active=active)
+
+
+class Clock(object):
+    """A monotonic clock that moves only when a test moves it."""
+
+    def __init__(self, now=1000.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds):
+        self.now += seconds
+
+    def until(self, when):
+        self.now = max(self.now, when)
+
+
+class ActionEvents(fixtures.Fixture):
+    """InstanceActionEvent start and finish recorded, not sent anywhere.
+
+    What Nova's EventReporter calls. ``calls``: ('start', event, request
+    id, instance uuid, host) and ('finish', event, the step's exception or
+    None); ``fail_start``/``fail_finish``: raised when set.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+        self.fail_start = self.fail_finish = None
+
+    def _setUp(self):
+        self.useFixture(fixtures.MockPatch(
+            'nova.objects.InstanceActionEvent.event_start',
+            side_effect=self._start))
+        self.useFixture(fixtures.MockPatch(
+            'nova.objects.InstanceActionEvent.event_finish_with_failure',
+            side_effect=self._finish))
+
+    def _start(self, context, instance_uuid, event_name, want_result=True,
+               host=None):
+        self.calls.append(('start', event_name, context.request_id,
+                           instance_uuid, host))
+        if self.fail_start:
+            raise self.fail_start
+
+    def _finish(self, context, instance_uuid, event_name, exc_val=None,
+                exc_tb=None, want_result=True):
+        self.calls.append(('finish', event_name, exc_val))
+        if self.fail_finish:
+            raise self.fail_finish
+
+    def finished(self):
+        """(event, 'Success' or the exception's class name), in order."""
+        return [(c[1], type(c[2]).__name__ if c[2] else 'Success')
+                for c in self.calls if c[0] == 'finish']

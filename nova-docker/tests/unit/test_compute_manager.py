@@ -4,22 +4,33 @@ The manager's own suspend, resume, pause, rescue, unrescue, resize and power
 state sync code runs unchanged; only what would reach the database, the
 message bus, Neutron, Glance or placement is replaced. What these tests pin
 down is the state Nova leaves the instance in (vm_state, task_state,
-power_state) and the fault it records when the driver refuses.
+power_state) and the fault it records when the driver refuses. The build
+path runs on a SQLite database: the spawn steps are events of the boot's
+instance action.
 """
 
+import contextlib
 from unittest import mock
+import uuid
 
 import fixtures
 from oslo_config import fixture as config_fixture
+from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import test_fixtures as db_fixtures
 from oslo_messaging import conffixture as messaging_conffixture
 import testtools
 
+from nova.compute import build_results
+from nova.compute import instance_actions
 from nova.compute import manager
 from nova.compute import power_state
 from nova.compute import task_states
 from nova.compute import vm_states
 import nova.conf
+from nova.db.main import api as main_db_api
+from nova.db import migration
 from nova import exception
+from nova.network import model as network_model
 from nova import objects
 from nova import rpc
 from nova_docker_vmct import network
@@ -30,7 +41,8 @@ from tests.unit import fake_docker
 CONF = nova.conf.CONF
 
 
-class ManagerTestCase(testtools.TestCase):
+class ComputeTestCase(testtools.TestCase):
+    """Nova's ComputeManager with the Docker driver on the fake engine."""
 
     def setUp(self):
         super().setUp()
@@ -52,20 +64,26 @@ class ManagerTestCase(testtools.TestCase):
             exists=lambda dev: True)
         self.driver.image_fetch = lambda ctx, image_id: iter([b'tar'])
         self.ctx = helpers.context()
+        self.image = helpers.image_meta(
+            'f0f0f0f0-0000-0000-0000-000000000001')
+
+
+class ManagerTestCase(ComputeTestCase):
+
+    def setUp(self):
+        super().setUp()
         self.inst = helpers.instance(self.ctx, host='unit-host',
                                      vm_state=vm_states.ACTIVE,
                                      power_state=power_state.RUNNING)
         self.inst.system_metadata = {}
         self.nw = self.inst.get_network_info()
         self.inst.obj_reset_changes()
-        self.image = helpers.image_meta(
-            'f0f0f0f0-0000-0000-0000-000000000001')
-        self.driver.spawn(self.ctx, self.inst, self.image, [], None, {},
-                          self.nw)
-        self.name = 'nova-%s' % self.inst.uuid
         self.saved = []
         self.faults = []
         self._replace_services()
+        self.driver.spawn(self.ctx, self.inst, self.image, [], None, {},
+                          self.nw)
+        self.name = 'nova-%s' % self.inst.uuid
 
     def _replace_services(self):
         def save(*args, **kwargs):
@@ -207,3 +225,96 @@ class TestResize(ManagerTestCase):
         self.assertEqual('error', migration.status)
         self.assertIn('cannot resize or migrate', str(self.faults[0]))
         self.assertTrue(self.client.api.store[self.name]['State']['Running'])
+
+
+class TestBootActionEvents(ComputeTestCase):
+    """The spawn steps land on the boot's instance action.
+
+    Nova's _do_build_and_run_instance with its instance action, event and
+    instance objects on a SQLite database with Nova's schema; the network
+    (_build_resources), the resource claim, the scheduler and notifications
+    replaced.
+    """
+
+    BOOT = ['compute__do_build_and_run_instance', 'docker_image_cache',
+            'docker_create', 'docker_start', 'docker_plug_vifs',
+            'docker_wait_vif_plugged', 'docker_post_start']
+
+    def setUp(self):
+        super().setUp()
+        self._database()
+        c = self.compute
+        vif = helpers.vif(active=True)
+        self.inst = objects.Instance(
+            context=self.ctx, uuid=str(uuid.uuid4()), user_id='fake-user',
+            project_id='fake-project', host='unit-host', hostname='vmct-test',
+            vm_state=vm_states.BUILDING, task_state=task_states.SCHEDULING,
+            flavor=helpers.flavor(), memory_mb=256, vcpus=1, root_gb=1,
+            ephemeral_gb=0, key_data=None)
+        self.inst.create()
+        # as the conductor does before it casts the build to the compute
+        self.action = objects.InstanceAction.action_start(
+            self.ctx, self.inst.uuid, instance_actions.CREATE)
+
+        @contextlib.contextmanager
+        def build_resources(context, instance, *args):
+            # ports allocated, no volumes
+            instance.task_state = task_states.BLOCK_DEVICE_MAPPING
+            instance.save()
+            yield {'block_device_info': None, 'accel_info': [],
+                   'network_info': network_model.NetworkInfo([vif])}
+        for target, attr, kwargs in [
+                (c, '_build_resources', {'side_effect': build_resources}),
+                (c.rt, 'instance_claim', {}),
+                (c, '_update_scheduler_instance_info', {}),
+                (c, '_notify_about_instance_usage', {}),
+                (c, '_cleanup_allocated_networks', {})]:
+            self.useFixture(fixtures.MockPatchObject(target, attr, **kwargs))
+        self.useFixture(fixtures.MockPatch(
+            'nova.compute.utils.notify_about_instance_create'))
+
+    def _database(self):
+        path = self.useFixture(fixtures.TempDir()).path
+        facade = enginefacade.transaction_context()
+        self.useFixture(db_fixtures.ReplaceEngineFacadeFixture(
+            main_db_api.context_manager, facade))
+        main_db_api.configure(CONF)
+        facade.configure(connection='sqlite:///%s/nova.sqlite' % path)
+        migration.db_sync(database='main')
+
+    def build(self):
+        return self.compute._do_build_and_run_instance(
+            self.ctx, self.inst, helpers.image(self.image.id), None, {}, None,
+            [], None, [], [], node='unit-host')
+
+    def events(self):
+        """(event, result) of the boot's action, in the order they started.
+
+        Each has its start and finish time and this host.
+        """
+        events = objects.InstanceActionEventList.get_by_action(
+            self.ctx, self.action.id)
+        self.assertEqual({'unit-host'}, {e.host for e in events})
+        for e in events:
+            self.assertLessEqual(e.start_time, e.finish_time)
+        return [(e.event, e.result) for e in reversed(events)]
+
+    def test_boot(self):
+        self.assertEqual(build_results.ACTIVE, self.build())
+        self.assertEqual([(e, 'Success') for e in self.BOOT], self.events())
+        self.assertEqual(vm_states.ACTIVE, objects.Instance.get_by_uuid(
+            self.ctx, self.inst.uuid).vm_state)
+
+    def test_failed_step(self):
+        self.client.api.exit_on_start = True
+        self.assertEqual(build_results.FAILED, self.build())
+        # Nova's own event succeeds: it turns the failure into a result
+        self.assertEqual([(e, 'Success') for e in self.BOOT[:3]] +
+                         [('docker_start', 'Error')], self.events())
+        start = objects.InstanceActionEventList.get_by_action(
+            self.ctx, self.action.id)[0]
+        # the frames only (Nova's): the message is the instance fault's
+        self.assertIn('in _start_container', start.traceback)
+        self.assertEqual('Error', objects.InstanceAction.get_by_request_id(
+            self.ctx, self.inst.uuid, self.ctx.request_id).message)
+        self.assertEqual({}, self.client.api.store)

@@ -1,8 +1,12 @@
 import contextlib
+import logging
 import os
 import uuid
 
+import docker.errors
+import fixtures
 from oslo_config import fixture as config_fixture
+import oslo_messaging
 import testtools
 
 from nova.compute import power_state
@@ -22,17 +26,22 @@ CONF = nova.conf.CONF
 
 
 class RecordingVirtAPI(object):
-    def __init__(self):
+    def __init__(self, clock):
         self.waits = []
         self.timeout = False
+        self.clock = clock
+        self.arrival = 0.0  # seconds after entering the wait: the events
 
     @contextlib.contextmanager
     def wait_for_instance_event(self, instance, event_names, timeout=300,
                                 error_callback=None):
         self.waits.append((list(event_names), timeout))
+        began = self.clock()
         yield
         if self.timeout and event_names:
+            self.clock.advance(timeout)
             raise exception.InstanceEventTimeout()
+        self.clock.until(began + self.arrival)
 
 
 class DriverTestCase(testtools.TestCase):
@@ -42,9 +51,12 @@ class DriverTestCase(testtools.TestCase):
         self.conf = self.useFixture(config_fixture.Config(CONF))
         self.conf.config(host='unit-host', vif_plugging_timeout=300)
         self.client = fake_docker.FakeDockerClient()
-        self.virtapi = RecordingVirtAPI()
+        self.clock = helpers.Clock()
+        self.virtapi = RecordingVirtAPI(self.clock)
         self.driver = docker_driver.DockerDriver(self.virtapi,
                                                  client=self.client)
+        self.driver.clock = self.clock
+        self.events = self.useFixture(helpers.ActionEvents())
         self.ran = []
         self.devices = set()
         self.driver._plugger = network.Plugger(
@@ -224,6 +236,119 @@ class TestSpawn(DriverTestCase):
         c = self.client.api.store['nova-%s' % inst.uuid]
         self.assertEqual(['/usr/sbin/sshd', '-D', '-p', '2222'],
                          c['HostConfig']['command'])
+
+
+class TestSpawnSteps(DriverTestCase):
+    """Each spawn step timed (log line) and an instance action event."""
+
+    BOOT = [('docker_image_cache', 'Success'), ('docker_create', 'Success'),
+            ('docker_start', 'Success'), ('docker_plug_vifs', 'Success'),
+            ('docker_wait_vif_plugged', 'Success'),
+            ('docker_post_start', 'Success')]
+
+    def setUp(self):
+        super().setUp()
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='nova_docker_vmct', level=logging.INFO))
+        plugger = self.driver._plugger
+        for target, attr, seconds in [
+                (self.driver.image_cache, 'ensure', 0.01),
+                (self.client.containers, 'create', 0.25),
+                (self.client.api, 'put_archive', 0.15),
+                (self.client.api, 'start', 0.35),
+                (plugger, 'plug', 0.3), (plugger, 'announce', 0.05)]:
+            self.takes(target, attr, seconds)
+
+    def takes(self, target, attr, seconds):
+        call = getattr(target, attr)
+
+        def timed(*args, **kwargs):
+            self.clock.advance(seconds)
+            return call(*args, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(target, attr, timed))
+
+    def test_steps_in_the_log_line_and_as_events(self):
+        # network-vif-plugged comes 2.75 s after the wait began, which was
+        # before start (0.35 s) and plug (0.3 s): 2.1 s left to wait
+        self.virtapi.arrival = 2.75
+        inst, nw = self.make(active=False)
+        self.spawn(inst, nw)
+        self.assertIn('Spawned container nova-%s in 3.21 s: image_cache '
+                      '0.01, create 0.40, start 0.35, plug_vifs 0.30, '
+                      'wait_vif_plugged 2.10, post_start 0.05' % inst.uuid,
+                      self.log.output)
+        self.assertEqual(self.BOOT, self.events.finished())
+        starts = [c for c in self.events.calls if c[0] == 'start']
+        self.assertEqual({(self.ctx.request_id, inst.uuid, 'unit-host')},
+                         {c[2:] for c in starts})
+
+    def test_events_arrived_during_start_and_plug_leave_no_wait(self):
+        self.virtapi.arrival = 0.5
+        inst, nw = self.make(active=False)
+        self.spawn(inst, nw)
+        self.assertIn('plug_vifs 0.30, wait_vif_plugged 0.00, post_start',
+                      self.log.output)
+
+    def test_failing_create_is_a_failed_event_and_cleaned_up(self):
+        def put_archive(name, path, data):
+            raise docker.errors.APIError('no space left on device')
+        self.useFixture(fixtures.MockPatchObject(
+            self.client.api, 'put_archive', put_archive))
+        inst, nw = self.make()
+        self.assertRaises(docker.errors.APIError, self.spawn, inst, nw)
+        self.assertEqual([('docker_image_cache', 'Success'),
+                          ('docker_create', 'APIError')],
+                         self.events.finished())
+        self.assertNotIn('nova-%s' % inst.uuid, self.client.api.store)
+        self.assertIn('Spawning container nova-%s failed after 0.26 s '
+                      '(image_cache 0.01, create 0.25 failed); removing it'
+                      % inst.uuid, self.log.output)
+
+    def test_fatal_vif_timeout_fails_the_wait_event(self):
+        self.virtapi.timeout = True
+        inst, nw = self.make(active=False)
+        self.assertRaises(exception.VirtualInterfaceCreateException,
+                          self.spawn, inst, nw)
+        self.assertEqual(self.BOOT[:4] + [
+            ('docker_wait_vif_plugged', 'VirtualInterfaceCreateException')],
+            self.events.finished())
+
+    def test_vif_timeout_not_fatal_is_a_long_successful_wait(self):
+        self.conf.config(vif_plugging_is_fatal=False)
+        self.virtapi.timeout = True
+        inst, nw = self.make(active=False)
+        self.spawn(inst, nw)
+        self.assertEqual(self.BOOT, self.events.finished())
+        self.assertIn('wait_vif_plugged 300.00, post_start 0.05',
+                      self.log.output)
+
+    def test_power_on_false_creates_only(self):
+        inst, nw = self.make()
+        self.spawn(inst, nw, power_on=False)
+        self.assertEqual(self.BOOT[:2], self.events.finished())
+
+    def test_spawn_events_off_records_none(self):
+        self.conf.config(group='docker', spawn_events=False)
+        inst, nw = self.make()
+        self.spawn(inst, nw)
+        self.assertEqual([], self.events.calls)
+        self.assertIn('Spawned container nova-%s in 1.11 s: image_cache'
+                      % inst.uuid, self.log.output)
+
+    def test_event_recording_errors_never_fail_the_spawn(self):
+        inst, nw = self.make()
+        self.events.fail_start = oslo_messaging.MessagingTimeout('conductor')
+        self.spawn(inst, nw)
+        self.events.fail_start = None
+        self.events.fail_finish = exception.InstanceActionNotFound(
+            request_id='req-1', instance_uuid=inst.uuid)
+        inst2, nw2 = self.make()
+        self.spawn(inst2, nw2)
+        for i in (inst, inst2):
+            self.assertEqual(power_state.RUNNING,
+                             self.driver.get_info(i).state)
+        self.assertEqual(12, self.log.output.count(
+            'Could not record the '))
 
 
 class TestLifecycle(DriverTestCase):
