@@ -26,7 +26,7 @@ import testtools
 from rally_vmct.task.exporters import comparison_data
 from rally_vmct.task.exporters import comparison_render
 from rally_vmct.task import output
-from tests.unit.exporters import sample_results
+from tests.unit.task.exporters import sample_results
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-background-networking", "--disable-component-update",

@@ -108,6 +108,17 @@ Metric.__doc__ = """What a group measures. ``dialect``/``mode``: the sysbench di
 and run mode of sysbench metrics (from the iteration's facts), else None: results
 of different dialects or modes are different metrics, never one cell."""
 SYSBENCH_ATOMIC_PREFIX = "vmct.sysbench_"
+GroupKey = collections.namedtuple("GroupKey", ["kind", "concurrency", "metric"])
+GroupKey.__doc__ = """One group of samples: a kind at a concurrency measuring a Metric."""
+ActionKey = collections.namedtuple(
+    "ActionKey", ["name", "parent_tag", "top", "suffix", "dialect"])
+ActionKey.__doc__ = """What decides where an atomic action's samples go in a workload:
+its name, whether a parent is a reboot timing (children are tagged like it), whether
+it is top level (headlines take top-level actions only), the iteration's reboot
+suffix and the kind's sysbench dialect."""
+ChartKey = collections.namedtuple("ChartKey", ["kind", "group", "unit", "suffix", "dialect"])
+ChartKey.__doc__ = """The same for a contract chart: its kind, group and unit (from the
+title), the iteration's reboot suffix and the kind's sysbench dialect."""
 
 # Headline comparisons, in the order the summary shows them.
 # Lifecycle phases: (label, atomic action names tried in order).
@@ -322,11 +333,44 @@ class _Group(object):
         self.failures = 0
 
 
+_Entry = collections.namedtuple("_Entry", ["group", "base", "tag"])
+_Entry.__doc__ = """Where a name's samples go: the _Group, the GroupKey a failed
+iteration that lacks the name counts against, and (atomic actions) whether its
+children are reboot timings to tag."""
+
+
+class _Workload(object):
+    """One workload being collected: how its samples are named, and the names done.
+
+    A workload repeats the same names in every iteration: each is worked out once
+    (``actions``: ActionKey -> _Entry; ``charts``: ChartKey -> {row name: _Entry}).
+    """
+
+    __slots__ = ("kind", "concurrency", "plain_suffix", "fallback_suffix", "plan",
+                 "actions", "charts")
+
+    def __init__(self, kind, concurrency, args):
+        reboot_type = args.get(REBOOT_TYPE_ARG)
+        reboot_type = reboot_type if isinstance(reboot_type, str) else None
+        self.kind = kind
+        self.concurrency = concurrency
+        self.plain_suffix = " (%s)" % reboot_type if reboot_type else ""
+        self.fallback_suffix = (" (%s, %s)" % (reboot_type, FALLBACK_TAG) if reboot_type
+                                else " (%s)" % FALLBACK_TAG)
+        self.plan = _plan_index(args)
+        self.actions = {}
+        self.charts = {}
+
+    def key(self, metric, kind=None):
+        """The GroupKey of ``metric`` in this workload (a chart's own kind if given)."""
+        return GroupKey(self.kind if kind is None else kind, self.concurrency, metric)
+
+
 class Collector(object):
     """Accumulates samples of many tasks; :meth:`result` computes the comparison."""
 
     def __init__(self):
-        self.groups = {}
+        self.groups = {}         # GroupKey -> _Group
         self.metrics = {}        # Metric -> {"order": int, "top": bool}
         self.kinds = []
         self.reboot_paths = {}   # (kind, concurrency) -> {path: count}
@@ -334,23 +378,21 @@ class Collector(object):
         self.workloads = []
         self.skipped = []
         self.facts = env_lib.FactsTally()
-        self.descriptions = {}   # (kind, concurrency, Metric) -> [sysbench.describe()]
+        self.descriptions = {}   # GroupKey -> [sysbench.describe()]
         self._titles = {}
 
     # -- collection -----------------------------------------------------------
 
-    def _group(self, kind, concurrency, metric, top=False):
-        key = (kind, concurrency, metric)
+    def _group(self, key, top=False):
         group = self.groups.get(key)
         if group is None:
             group = self.groups[key] = _Group()
-            if kind not in self.kinds:
-                self.kinds.append(kind)
-            info = self.metrics.get(metric)
-            if info is None:
-                self.metrics[metric] = {"order": len(self.metrics), "top": top}
-        if top and not self.metrics[metric]["top"]:
-            self.metrics[metric]["top"] = True
+            if key.kind not in self.kinds:
+                self.kinds.append(key.kind)
+            if key.metric not in self.metrics:
+                self.metrics[key.metric] = {"order": len(self.metrics), "top": top}
+        if top and not self.metrics[key.metric]["top"]:
+            self.metrics[key.metric]["top"] = True
         return group
 
     def _title(self, title):
@@ -380,7 +422,6 @@ class Collector(object):
     def add_workload(self, workload, task_uuid=None):
         name, args = _name_and_args(workload)
         iterations = workload.get("data") or []
-        concurrency = concurrency_of(workload)
         if not self._is_ours(name, args, iterations):
             self.skipped.append({"task": task_uuid, "scenario": name,
                                  "reason": "no kind argument, not a VMCT scenario and "
@@ -389,105 +430,54 @@ class Collector(object):
         kind = output.kind_of(args)
         if not isinstance(kind, str):
             kind = str(kind)
-        reboot_type = args.get(REBOOT_TYPE_ARG)
-        reboot_type = reboot_type if isinstance(reboot_type, str) else None
+        scope = _Workload(kind, concurrency_of(workload), args)
         self.workloads.append({"task": task_uuid, "scenario": name, "kind": kind,
-                               "concurrency": concurrency,
+                               "concurrency": scope.concurrency,
                                "iterations": len(iterations),
                                "failed": sum(1 for it in iterations if it.get("error"))})
-        iteration_metric = Metric(SOURCE_ITERATION, ITERATION_GROUP, name, "s")
-        duration_group = self._group(kind, concurrency, iteration_metric)
-        plain_suffix = " (%s)" % reboot_type if reboot_type else ""
-        fallback_suffix = (" (%s, %s)" % (reboot_type, FALLBACK_TAG) if reboot_type
-                           else " (%s)" % FALLBACK_TAG)
-        cache = {}     # what a name maps to in this workload: (group, base key)
-        cache["plan"] = _plan_index(args)     # and its sysbench plan, by label
+        self._add_iterations(scope, name, iterations)
+
+    def _add_iterations(self, scope, name, iterations):
+        """Every iteration's samples and duration, then the failures of failed ones.
+
+        A failed iteration counts against every metric the workload's other
+        iterations produced and it did not.
+        """
+        durations = self._group(scope.key(
+            Metric(SOURCE_ITERATION, ITERATION_GROUP, name, "s")))
         expected = set()
-        missing = []   # (produced base keys) of failed iterations
+        missing = []   # the base keys each failed iteration produced
         for iteration in iterations:
-            produced = self._add_iteration(
-                iteration, kind, concurrency, plain_suffix, fallback_suffix, cache)
+            produced = self._add_iteration(iteration, scope)
             expected.update(produced)
             duration = _number(iteration.get("duration"))
             if iteration.get("error"):
                 missing.append(produced)
-                duration_group.failures += 1
+                durations.failures += 1
             elif duration is None:
-                duration_group.failures += 1
+                durations.failures += 1
             else:
-                duration_group.values.append(duration)
+                durations.values.append(duration)
         for produced in missing:
             for key in expected - produced:
-                self._group(*key).failures += 1
+                self._group(key).failures += 1
 
-    def _sysbench_variant(self, kind, concurrency, metric, base, test, dialect,
-                          workload):
-        """``(metric, base)`` keyed on the sysbench dialect and mode; records how."""
-        if not test or not dialect:
-            return metric, base
-        description = describe_sysbench(test, dialect, workload)
-        variant = {"dialect": dialect, "mode": description.get("mode")}
-        metric, base = metric._replace(**variant), base._replace(**variant)
-        known = self.descriptions.setdefault((kind, concurrency, metric), [])
-        if description not in known:
-            known.append(description)
-        return metric, base
-
-    def _atomic_entry(self, kind, concurrency, name, tag, top, suffix, plain_suffix,
-                      dialect=None, plan=None):
-        if tag:
-            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name + suffix, "s")
-            base = metric._replace(name=name + plain_suffix)
-        else:
-            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, name, "s")
-            base = metric._replace(name=_base_name(name))
-        metric, base = self._sysbench_variant(
-            kind, concurrency, metric, base, sysbench_test(None, atomic_name=name),
-            dialect, (plan or {}).get(name))
-        return self._group(kind, concurrency, metric, top), (kind, concurrency, base)
-
-    def _chart_entry(self, kind, concurrency, group_name, unit, name, suffix,
-                     plain_suffix, dialect=None, plan=None):
-        if _needs_reboot_tag(group_name):
-            chart_group, base_group = group_name + suffix, group_name + plain_suffix
-        else:
-            chart_group, base_group = group_name, _base_name(group_name)
-        metric = Metric(SOURCE_CHART, chart_group, name, unit)
-        base = Metric(SOURCE_CHART, base_group, _base_name(name), unit)
-        metric, base = self._sysbench_variant(
-            kind, concurrency, metric, base, sysbench_test(group_name), dialect,
-            (plan or {}).get(group_name))
-        return self._group(kind, concurrency, metric, True), (kind, concurrency, base)
-
-    def _add_iteration(self, iteration, kind, concurrency, plain_suffix, fallback_suffix,
-                       cache):
+    def _add_iteration(self, iteration, scope):
         """Record one iteration; returns the base keys it produced."""
-        produced = set()
-        charts = []
-        fell_back = False
         dialects = self._add_facts(iteration)
-        for chart in (iteration.get("output") or {}).get("additive") or ():
-            if chart.get("chart_plugin") != "StatsTable":
-                continue
-            parsed = self._title(chart.get("title"))
-            if not parsed:
-                continue
-            if parsed[1] == output.REBOOT_PATH_GROUP:
-                fell_back |= self._add_reboot_paths(parsed[0], concurrency,
-                                                    chart.get("data"))
-            else:
-                charts.append((parsed, chart.get("data") or ()))
+        charts, fell_back = self._contract_charts(iteration, scope.concurrency)
         # Reboot timings whose names do not say which path they took get the
         # workload's reboot type, and "fell back to hard" for iterations in which a
         # soft reboot did; names that already say it (vmct.reboot_soft,
         # vmct.reboot_soft_fell_back_to_hard: one per reboot) are kept as they are.
-        suffix = fallback_suffix if fell_back else plain_suffix
-        naming = (concurrency, suffix, plain_suffix, cache)
-        self._add_actions(iteration.get("atomic_actions") or (), kind, naming,
-                          dialects.get(kind), produced)
+        suffix = scope.fallback_suffix if fell_back else scope.plain_suffix
+        produced = set()
+        self._add_actions(iteration.get("atomic_actions") or (), scope, suffix,
+                          dialects.get(scope.kind), produced)
         for (chart_kind, group_name, unit), rows in charts:
-            self._add_chart(chart_kind, group_name, unit, rows, naming,
-                            dialects.get(chart_kind, dialects.get(kind)), produced)
+            dialect = dialects.get(chart_kind, dialects.get(scope.kind))
+            self._add_chart(ChartKey(chart_kind, group_name, unit, suffix, dialect), rows,
+                            scope, produced)
         return produced
 
     def _add_facts(self, iteration):
@@ -501,56 +491,112 @@ class Collector(object):
             dialects[facts_kind] = dialect if dialect in sysbench.DIALECTS else None
         return dialects
 
-    def _add_actions(self, actions, kind, naming, dialect, produced):
+    def _contract_charts(self, iteration, concurrency):
+        """``([(parsed title, rows)], fell back)`` of an iteration's contract charts.
+
+        The reboot path charts are counted here (not returned): whether a soft
+        reboot fell back to hard names the iteration's reboot timings.
+        """
+        charts = []
+        fell_back = False
+        for chart in (iteration.get("output") or {}).get("additive") or ():
+            if chart.get("chart_plugin") != "StatsTable":
+                continue
+            parsed = self._title(chart.get("title"))
+            if not parsed:
+                continue
+            if parsed[1] == output.REBOOT_PATH_GROUP:
+                fell_back |= self._add_reboot_paths(parsed[0], concurrency,
+                                                    chart.get("data"))
+            else:
+                charts.append((parsed, chart.get("data") or ()))
+        return charts, fell_back
+
+    def _add_actions(self, actions, scope, suffix, dialect, produced):
         """Atomic actions, nested ones too, one sample per occurrence."""
-        concurrency, suffix, plain_suffix, cache = naming
         stack = [(action, False, True) for action in reversed(actions)]
         while stack:
             action, parent_tag, top = stack.pop()
-            name = str(action.get("name"))
-            key = ("a", name, parent_tag, top, suffix, dialect)
-            entry = cache.get(key)
+            key = ActionKey(str(action.get("name")), parent_tag, top, suffix, dialect)
+            entry = scope.actions.get(key)
             if entry is None:
-                tag = parent_tag or _needs_reboot_tag(name)
-                entry = cache[key] = self._atomic_entry(
-                    kind, concurrency, name, tag, top, suffix, plain_suffix, dialect,
-                    cache["plan"]) + (tag,)
-            group, base, tag = entry
+                entry = scope.actions[key] = self._action_entry(scope, key)
             started = _number(action.get("started_at"))
             finished = _number(action.get("finished_at"))
             if action.get("failed") or started is None or finished is None:
-                group.failures += 1
+                entry.group.failures += 1
             else:
-                group.values.append(finished - started)
-            produced.add(base)
+                entry.group.values.append(finished - started)
+            produced.add(entry.base)
             children = action.get("children")
             if children:
                 for child in reversed(children):
-                    stack.append((child, tag, False))
+                    stack.append((child, entry.tag, False))
 
-    def _add_chart(self, chart_kind, group_name, unit, rows, naming, dialect, produced):
-        """The rows of one contract StatsTable."""
-        concurrency, suffix, plain_suffix, cache = naming
+    def _add_chart(self, chart, rows, scope, produced):
+        """The rows of one contract StatsTable (``chart``: its ChartKey)."""
+        entries = scope.charts.get(chart)
+        if entries is None:
+            entries = scope.charts[chart] = {}
         for row in rows:
             if not isinstance(row, (list, tuple)) or len(row) < 2:
                 continue
-            key = ("c", chart_kind, group_name, unit, row[0], suffix, dialect)
             try:
-                group, base = cache[key]
+                entry = entries[row[0]]
             except KeyError:
-                group, base = cache[key] = self._chart_entry(
-                    chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
-                    plain_suffix, dialect, cache["plan"])
+                entry = entries[row[0]] = self._chart_entry(scope, chart, str(row[0]))
             except TypeError:    # unhashable row name
-                group, base = self._chart_entry(
-                    chart_kind, concurrency, group_name, unit, str(row[0]), suffix,
-                    plain_suffix, dialect, cache["plan"])
+                entry = self._chart_entry(scope, chart, str(row[0]))
             value = _number(row[1])
             if value is None:
-                group.failures += 1
+                entry.group.failures += 1
             else:
-                group.values.append(value)
-            produced.add(base)
+                entry.group.values.append(value)
+            produced.add(entry.base)
+
+    def _action_entry(self, scope, action):
+        """Where the samples of an atomic action (an ActionKey) go."""
+        tag = action.parent_tag or _needs_reboot_tag(action.name)
+        if tag:
+            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, action.name + action.suffix, "s")
+            base = metric._replace(name=action.name + scope.plain_suffix)
+        else:
+            metric = Metric(SOURCE_ATOMIC, ATOMIC_GROUP, action.name, "s")
+            base = metric._replace(name=_base_name(action.name))
+        key, base_key = self._sysbench_variant(
+            scope.key(metric), scope.key(base),
+            sysbench_test(None, atomic_name=action.name), action.dialect,
+            scope.plan.get(action.name))
+        return _Entry(self._group(key, action.top), base_key, tag)
+
+    def _chart_entry(self, scope, chart, name):
+        """Where the samples of row ``name`` of a chart (a ChartKey) go."""
+        if _needs_reboot_tag(chart.group):
+            group, base_group = chart.group + chart.suffix, chart.group + scope.plain_suffix
+        else:
+            group, base_group = chart.group, _base_name(chart.group)
+        key, base_key = self._sysbench_variant(
+            scope.key(Metric(SOURCE_CHART, group, name, chart.unit), chart.kind),
+            scope.key(Metric(SOURCE_CHART, base_group, _base_name(name), chart.unit),
+                      chart.kind),
+            sysbench_test(chart.group), chart.dialect, scope.plan.get(chart.group))
+        return _Entry(self._group(key, True), base_key, False)
+
+    def _sysbench_variant(self, key, base, test, dialect, workload):
+        """GroupKeys ``key``, ``base`` keyed on the sysbench dialect and mode; records how.
+
+        ``workload``: the plan entry the result came from, when known.
+        """
+        if not test or not dialect:
+            return key, base
+        description = describe_sysbench(test, dialect, workload)
+        variant = {"dialect": dialect, "mode": description.get("mode")}
+        key = key._replace(metric=key.metric._replace(**variant))
+        base = base._replace(metric=base.metric._replace(**variant))
+        known = self.descriptions.setdefault(key, [])
+        if description not in known:
+            known.append(description)
+        return key, base
 
     def _add_reboot_paths(self, kind, concurrency, rows):
         counts = self.reboot_paths.get((kind, concurrency))
@@ -596,8 +642,8 @@ class _Result(object):
         self.kinds = ([baseline] if baseline else []) + [
             k for k in collector.kinds if k != baseline]
         self.metrics = sorted(collector.metrics, key=self._metric_sort_key)
-        self.concurrencies = sorted({key[1] for key in collector.groups}
-                                    | {key[1] for key in collector.reboot_paths})
+        self.concurrencies = sorted({key.concurrency for key in collector.groups}
+                                    | {c for _, c in collector.reboot_paths})
         self.alpha = round(1.0 - confidence, 12)     # 0.05, not 0.050000000000000044
         # Sorted once: the summaries and the rank tests both want sorted samples.
         for group in collector.groups.values():
@@ -645,7 +691,7 @@ class _Result(object):
         ``baseline``: ``(kind, concurrency)`` to compare with instead of the
         metric's baseline (the seed check's own pairs).
         """
-        key = (kind, concurrency, metric)
+        key = GroupKey(kind, concurrency, metric)
         summary = self.summaries[key]
         base_kind, base_c = baseline or self.baseline_of(kind, concurrency, metric)
         row = {"kind": kind, "concurrency": concurrency,
@@ -658,9 +704,9 @@ class _Result(object):
             row[field] = getattr(summary, field)
         row["cv_high"] = None if summary.cv is None else summary.cv > stats.HIGH_CV
         row.update(dict.fromkeys(TEST_FIELDS))
-        r = self._ratio(key, base_kind, base_c)
+        base_key = GroupKey(base_kind, base_c, metric)
+        r = self._ratio(key, base_key)
         if r is None:
-            base_key = (base_kind, base_c, metric)
             r = stats.ratio(summary, self.summaries[base_key], self.confidence)
             row.update(self._tests(key, base_key))
         row.update({"baseline_kind": base_kind, "baseline_concurrency": base_c,
@@ -669,20 +715,19 @@ class _Result(object):
                     "ratio_df": r.df, "ratio_note": r.note})
         return row
 
-    def _ratio(self, key, base_kind, base_c):
+    def _ratio(self, key, base_key):
         """The Ratio of a group that is compared with nothing, else None."""
-        kind, _, metric = key
-        if base_kind is None:
+        if base_key.kind is None:
             return stats.Ratio(None, None, None, None, None, False,
                                "no kind has samples of this metric")
-        if kind == base_kind:
+        if key.kind == base_key.kind:
             return stats.Ratio(None, None, None, None, None, False, "baseline")
-        if metric.dialect:
+        if key.metric.dialect:
             ok, why = comparable(self.c.descriptions.get(key, ()),
-                                 self.c.descriptions.get((base_kind, base_c, metric), ()))
+                                 self.c.descriptions.get(base_key, ()))
             if not ok:
                 return stats.Ratio(None, None, None, None, None, False,
-                                   "not comparable with %s: %s" % (base_kind, why))
+                                   "not comparable with %s: %s" % (base_key.kind, why))
         return None
 
     def _tests(self, key, base_key):
@@ -752,7 +797,7 @@ class _Result(object):
             for concurrency in self.concurrencies:
                 cells = {}
                 for label, metric in phases:
-                    summary = self.summaries.get((kind, concurrency, metric))
+                    summary = self.summaries.get(GroupKey(kind, concurrency, metric))
                     if summary and summary.n:
                         cells[label] = {"metric": metric.name, "mean": summary.mean,
                                         "sd": summary.sd, "n": summary.n}
@@ -769,7 +814,7 @@ class _Result(object):
                 "baseline_kind": self.metric_baseline(metric)}
 
     def _groups(self, headline_metrics):
-        """(metrics out, group rows, {(kind, concurrency, Metric): row})."""
+        """(metrics out, group rows, {GroupKey: row})."""
         metrics_out, groups_out, row_of = [], [], {}
         headline_of = {}
         for label, metric in headline_metrics:
@@ -777,7 +822,7 @@ class _Result(object):
         for metric in self.metrics:
             for kind in self.kinds:
                 for concurrency in self.concurrencies:
-                    key = (kind, concurrency, metric)
+                    key = GroupKey(kind, concurrency, metric)
                     if key in self.summaries:
                         row_of[key] = self.group_row(*key)
                         groups_out.append(row_of[key])
@@ -790,7 +835,7 @@ class _Result(object):
             for concurrency in self.concurrencies:
                 cells = {}
                 for kind in self.kinds:
-                    row = row_of.get((kind, concurrency, metric))
+                    row = row_of.get(GroupKey(kind, concurrency, metric))
                     if row is not None:
                         cells[kind] = {k: row[k] for k in HEADLINE_FIELDS}
                 if cells:

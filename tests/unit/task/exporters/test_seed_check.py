@@ -10,7 +10,7 @@ from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task.exporters import comparison_render as render
 from rally_vmct.task.exporters import seed_check
 from rally_vmct.task import output
-from tests.unit.exporters import sample_results as sr
+from tests.unit.task.exporters import sample_results as sr
 
 BOOT = "VMCT.boot_and_delete_server"
 KVM_BUILD = [10.0, 11.0, 12.0, 13.0, 14.0]
@@ -307,8 +307,8 @@ class TestSeedCheckSection(testtools.TestCase):
         self.assertIn("<p class=note id=\"seed-roles\">Which kind plays which part: "
                       "native = native (from the native baseline (VMCT.native_benchmark, "
                       "not a Nova instance); the host itself: none (bare metal)); "
-                      "kvm = VM (from facts: virtualization &#x27;QEMU TCG "
-                      "(emulated)&#x27;), emulated; docker = container", page)
+                      "kvm = VM (from facts: virtualization &#39;QEMU TCG "
+                      "(emulated)&#39;), emulated; docker = container", page)
         for seed in seed_check.SEEDS:
             self.assertIn('<tr data-seed="%s">' % seed.id, page)
         self.assertLess(page.index('id="summary"'), page.index('id="seed-check"'))

@@ -1,8 +1,12 @@
 """The vmct-comparison exporter plugins and their HTML / CSV / JSON renderings."""
 
+import configparser
 import csv
+import fnmatch
+import importlib.resources
 import io
 import json
+import os
 import re
 
 from rally import exceptions
@@ -10,10 +14,13 @@ from rally.task import exporter
 import testtools
 
 from rally_vmct.task.exporters import comparison
+from rally_vmct.task.exporters import comparison_charts as charts
 from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task.exporters import comparison_render as render
+from rally_vmct.task.exporters import comparison_view as view
+from rally_vmct.task.exporters import formatting
 from rally_vmct.task import output
-from tests.unit.exporters import sample_results as sr
+from tests.unit.task.exporters import sample_results as sr
 
 
 def _tasks():
@@ -115,21 +122,6 @@ class TestExporterPlugins(testtools.TestCase):
 
 class TestRender(testtools.TestCase):
 
-    def test_fmt(self):
-        self.assertEqual("n/a", render.fmt(None))
-        self.assertEqual("n/a", render.fmt(float("nan")))
-        self.assertEqual("0", render.fmt(0.0))
-        self.assertEqual("6", render.fmt(6.0))
-        self.assertEqual("2.100", render.fmt(2.1))
-        self.assertEqual("20.85 s", render.fmt(20.846, "s"))
-        self.assertEqual("1256", render.fmt(1256.4))
-        self.assertEqual("12,346", render.fmt(12345.6))
-        self.assertEqual("0.000123", render.fmt(0.0001234))
-        self.assertEqual("-3.500", render.fmt(-3.5))
-        self.assertEqual("5.283 M", render.fmt(5283367.0))
-        self.assertEqual("-12.50 G ops/s", render.fmt(-12.5e9, "ops/s"))
-        self.assertEqual("999,999", render.fmt(999999.0))
-
     def test_html_escapes_user_text(self):
         w = sr.workload("VMCT.x", "<img src=x onerror=alert(1)>", [sr.iteration(
             [sr.action("<b>act</b>", 1.0)])])
@@ -137,6 +129,27 @@ class TestRender(testtools.TestCase):
         self.assertNotIn("<img src=x", page)
         self.assertNotIn("<b>act</b>", page)
         self.assertIn("&lt;b&gt;act&lt;/b&gt;", page)
+
+    def test_hostile_kind_name_is_escaped_everywhere(self):
+        bad = '<script>alert("x")</script>'
+        escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"
+        kvm = sr.workload("VMCT.boot_and_delete_server", bad, [sr.iteration(
+            [sr.action("vmct.build", b)], complete=[sr.facts_table(bad, kernel="<b>k</b>")])
+            for b in (10.0, 12.0, 14.0)], 2)
+        docker = sr.workload("VMCT.boot_and_delete_server", "docker", [sr.iteration(
+            [sr.action("vmct.build", b)]) for b in (2.0, 3.0, 4.0)], 2)
+        page = render.render_html(cdata.compare([sr.task(kvm, docker)]), "<i>stamp</i>")
+        self.assertNotIn("<script", page)
+        self.assertNotIn("<b>k</b>", page)
+        self.assertNotIn("<i>stamp", page)
+        for where in ("<title>rally-vmct comparison: %s vs docker</title>",   # page title
+                      '<span class="kind" style="background:#1f77b4"></span>%s</th>',
+                      '<text x="94.0" y="18">%s</text>',                      # legend
+                      "<title>%s, concurrency 2: mean 12 s",                   # tooltip
+                      'id="seed-roles">Which kind plays which part: %s = '):   # seed check
+            self.assertIn(where % escaped, page)
+        # The stylesheet is included as it is, not escaped.
+        self.assertIn('"Segoe UI"', page)
 
     def test_html_is_self_contained(self):
         page = render.render_html(cdata.compare(sr.demo_tasks(times=3)))
@@ -162,8 +175,8 @@ class TestRender(testtools.TestCase):
         self.assertNotIn("<svg", page)
 
     def test_chart_scales_to_mean_plus_sd(self):
-        svg = render.svg_mean_sd_chart("t", "s", [("kvm", [(1, 10.0, 5.0, 3)])], [1],
-                                       {"kvm": "#000"})
+        svg = render.macro("comparison_charts.html", "mean_sd")(charts.mean_sd(
+            "t", "s", [("kvm", [(1, 10.0, 5.0, 3)])], [1], {"kvm": "#000"}))
         # axis 0..15: ticks 0, 5, 10, 15
         self.assertEqual(["0", "5", "10", "15"],
                          re.findall(r'text-anchor="end">([^<]*)<', svg))
@@ -194,12 +207,13 @@ class TestRender(testtools.TestCase):
         docker = [r for r in data["groups"] if r["kind"] == "docker"
                   and r["metric"] == "vmct.build"][0]
         self.assertTrue(docker["significant"])
-        self.assertIn('<td class="num ci better">×%s' % render.fmt(docker["ratio"]), page)
+        self.assertIn('<td class="num ci better">×%s' % formatting.fmt(docker["ratio"]), page)
         self.assertIn("<span class=sig title=\"Mann–Whitney U (exact): p = %s, "
                       "Holm-adjusted p = %s\">p=%s</span>"
-                      % (render.fmt_p(docker["p_value"]), render.fmt_p(docker["p_adjusted"]),
-                         render.fmt_p(docker["p_adjusted"])), page)
-        self.assertEqual("0.000622", render.fmt_p(docker["p_adjusted"]))   # 4 x 2/12870
+                      % (formatting.fmt_p(docker["p_value"]),
+                         formatting.fmt_p(docker["p_adjusted"]),
+                         formatting.fmt_p(docker["p_adjusted"])), page)
+        self.assertEqual("0.000622", formatting.fmt_p(docker["p_adjusted"]))   # 4 x 2/12870
         # lxc build: 2 vs 8 can reach p < 0.05 but is not significant: "~" only;
         # kvm cpu vs native: 8 vs 2 the same; both not coloured
         self.assertIn("not significant after correction", page)
@@ -215,7 +229,8 @@ class TestRender(testtools.TestCase):
     def test_tiny_p_is_escaped(self):
         cell = {"p_value": 1e-9, "p_adjusted": 4e-9, "p_min": 1e-12, "significant": True,
                 "test": "mann-whitney-u normal", "test_note": None}
-        self.assertIn(">p&lt;0.0001</span>", render._mark(cell, 0.05))
+        mark = render.macro("comparison_cells.html", "mark")
+        self.assertIn(">p&lt;0.0001</span>", mark(view.significance(cell, 0.05)))
 
     def test_html_says_when_n_is_too_small(self):
         kvm = sr.workload("VMCT.x", "kvm", [sr.iteration([sr.action("vmct.x", v)])
@@ -264,12 +279,6 @@ class TestRender(testtools.TestCase):
         for column in cdata.CSV_COLUMNS:
             self.assertIsNotNone(re.search(r"\b%s\b" % column, doc), column)
 
-    def test_fmt_p(self):
-        self.assertEqual("n/a", render.fmt_p(None))
-        self.assertEqual("<0.0001", render.fmt_p(1.2e-7))
-        self.assertEqual("0.0496", render.fmt_p(0.04961))
-        self.assertEqual("1", render.fmt_p(1.0))
-
     def test_csv_reboot_rows(self):
         its = [sr.iteration(charts=[output.stats_chart(
             "kvm", output.REBOOT_PATH_GROUP, "count",
@@ -286,3 +295,30 @@ class TestRender(testtools.TestCase):
                           ["kvm", "1", "reboot_path", "reboot path", "hard", "reboots",
                            "0"]], [r[:7] for r in paths])
         self.assertTrue(all(len(r) == len(cdata.CSV_COLUMNS) for r in rows))
+
+    def test_csv_lines_fill_only_csv_columns(self):
+        # A line's key that is no column would vanish from the CSV without a word.
+        data = cdata.compare(sr.demo_tasks(times=3, facts=True))
+        lines = list(render._csv_lines(data))[len(data["groups"]):]
+        self.assertEqual({"reboot_path", "fact"}, {line["source"] for line in lines})
+        for line in lines:
+            self.assertLessEqual(set(line), set(cdata.CSV_COLUMNS), line)
+
+
+class TestTemplates(testtools.TestCase):
+
+    def test_templates_ship_as_package_data(self):
+        # A wheel or sdist carries files that are not Python only when setup.cfg's
+        # package_data lists them; a template it misses breaks installed exports.
+        folder = importlib.resources.files("rally_vmct.task.exporters") / "templates"
+        names = sorted(entry.name for entry in folder.iterdir())
+        self.assertEqual(["comparison.css", "comparison.html", "comparison_cells.html",
+                          "comparison_charts.html"], names)
+        cfg = configparser.ConfigParser(interpolation=None)
+        cfg.read(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4, "setup.cfg"))
+        patterns = cfg["options.package_data"]["rally_vmct.task.exporters"].split()
+        for name in names:
+            self.assertTrue(any(fnmatch.fnmatch("templates/" + name, pattern)
+                                for pattern in patterns), name)
+        # and the page loads them from the package, as Rally loads its reports'
+        self.assertEqual(names, sorted(render._JINJA.list_templates()))

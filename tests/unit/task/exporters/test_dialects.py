@@ -9,7 +9,7 @@ from rally_vmct.task import benchmark_report
 from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task.exporters import comparison_render as render
 from rally_vmct.task import output
-from tests.unit.exporters import sample_results as sr
+from tests.unit.task.exporters import sample_results as sr
 
 CPU = "events_per_second"
 

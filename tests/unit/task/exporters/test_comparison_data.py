@@ -7,7 +7,7 @@ import testtools
 from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task import output
 from rally_vmct.workloads import stats
-from tests.unit.exporters import sample_results as sr
+from tests.unit.task.exporters import sample_results as sr
 
 BOOT = "VMCT.boot_and_delete_server"
 

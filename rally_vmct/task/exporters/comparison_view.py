@@ -1,0 +1,292 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""What the comparison page shows, ready for its templates.
+
+:func:`page` turns a comparison (:func:`.comparison_data.compare`) into the
+context of ``templates/comparison.html``: numbers formatted
+(:mod:`.formatting`), cells classified (better, worse, noisy, mixed, which
+verdict) and the charts' geometry (:mod:`.comparison_charts`). The templates
+lay it out and escape it. Pure Python, no Rally import.
+"""
+
+from rally_vmct.task.exporters import comparison_charts as charts
+from rally_vmct.task.exporters import environment as env_lib
+from rally_vmct.task.exporters import formatting
+from rally_vmct.task.exporters import seed_check
+from rally_vmct.task import output
+from rally_vmct.workloads import stats
+
+NA = formatting.NA
+NOT_SIGNIFICANT = "~"
+CV_FLAG = "!"
+HIGH_CV_PERCENT = "%g" % (100 * stats.HIGH_CV)
+QUANTILES = ("min", "p50", "p90", "p95", "p99", "max")
+_HINTS = {"higher": "higher is better", "lower": "lower is better"}
+_VERDICT_CLASS = {seed_check.AGREES: "agrees", seed_check.DISAGREES: "disagrees",
+                  seed_check.CANNOT_TELL: "cannot", seed_check.NO_DIRECTION: "nodir"}
+
+fmt = formatting.fmt
+
+
+def page(data, generated_at=""):
+    """The context of ``comparison.html`` for one comparison."""
+    colors = charts.kind_colors(data["kinds"])
+    tasks = ", ".join("%s%s" % (t["uuid"], " (%s)" % t["title"] if t.get("title") else "")
+                      for t in data["tasks"])
+    return {"title": data.get("title") or " vs ".join(data["kinds"]) or "no data",
+            "tasks": tasks or "none", "generated_at": generated_at,
+            "baseline": data["baseline"] or NA, "pct": round(100 * data["confidence"]),
+            "warnings": [w["text"] for w in data.get("warnings") or ()],
+            "empty": not data["groups"], "kinds": data["kinds"], "colors": colors,
+            "environment": environment(data.get("environment")),
+            "legend": legend(data), "headlines": headlines(data), "seeds": seeds(data),
+            "lifecycle": lifecycle(data["lifecycle"]),
+            "reboots": reboot_paths(data["reboot_paths"]),
+            "metrics": metric_sections(data, colors),
+            "skipped": data["skipped_workloads"], "method": method(data)}
+
+
+# -- cells --------------------------------------------------------------------
+
+def ratio(cell):
+    """``×R [low, high]`` (Fieller), ``[unbounded]`` with why, or why there is no R."""
+    if cell.get("ratio") is None:
+        return {"value": None, "note": cell.get("ratio_note") or NA}
+    low = cell.get("ratio_ci_low")
+    return {"value": fmt(cell["ratio"]), "low": None if low is None else fmt(low),
+            "high": fmt(cell.get("ratio_ci_high")),
+            "unbounded": bool(cell.get("ratio_ci_unbounded")),
+            "title": cell.get("ratio_note")}
+
+
+def significance(cell, alpha):
+    """The significance mark of a compared cell; None without a test.
+
+    ``label`` gives the Holm-adjusted p of a significant difference; a cell that
+    is not is ``too_small`` when no outcome at its sample sizes reaches alpha.
+    """
+    if cell.get("p_value") is None:
+        return None
+    detail = "Mann–Whitney U (%s): p = %s, Holm-adjusted p = %s" % (
+        "exact" if cell["test"] == stats.MWU_EXACT else "normal approximation",
+        formatting.fmt_p(cell["p_value"]), formatting.fmt_p(cell["p_adjusted"]))
+    if cell.get("test_note"):
+        detail += "; " + cell["test_note"]
+    significant = bool(cell.get("significant"))
+    adjusted = formatting.fmt_p(cell["p_adjusted"])
+    return {"significant": significant, "detail": detail,
+            "label": "p" + adjusted if adjusted.startswith("<") else "p=" + adjusted,
+            "too_small": not significant and cell["p_min"] >= alpha}
+
+
+def cv(cell):
+    """The CV in percent, one decimal (None: n/a), and whether it is flagged."""
+    value = cell.get("cv")
+    return {"text": None if value is None else "%.1f" % (100 * value),
+            "high": bool(cell.get("cv_high"))}
+
+
+def ratio_class(cell, better):
+    """Green/red when the difference is significant after correction."""
+    r = cell.get("ratio")
+    if not cell.get("significant") or r is None or better is None or r == 1:
+        return "num ci"
+    good = (r > 1) == (better == "higher")
+    return "num ci better" if good else "num ci worse"
+
+
+def _compared(cell, better, alpha):
+    return {"css": ratio_class(cell, better), "ratio": ratio(cell),
+            "mark": significance(cell, alpha)}
+
+
+# -- sections -----------------------------------------------------------------
+
+def environment(entries):
+    """One row per disclosed fact, one cell per kind: unknown, mixed or plain."""
+    if not entries:
+        return None
+    return {"kinds": [{"kind": e["kind"], "emulated": e["emulated"]} for e in entries],
+            "tables": [e["facts_tables"] for e in entries],
+            "facts": [{"key": key, "label": label,
+                       "cells": [_environment_cell(e["facts"][index]) for e in entries]}
+                      for index, (key, label) in enumerate(output.DISCLOSED_FACTS)]}
+
+
+def _environment_cell(fact):
+    values = fact["values"]
+    if not values or [v["value"] for v in values] == [env_lib.NOT_RECORDED]:
+        return {"css": "unknown", "text": env_lib.NOT_RECORDED}
+    return {"css": "mixed" if len(values) > 1 else None, "text": fact["text"]}
+
+
+def legend(data):
+    """The figures of the summary's legend: interval level, comparisons, alpha."""
+    methods = data["methods"]
+    return {"pct": round(100 * data["confidence"]), "comparisons": methods["comparisons"],
+            "alpha": "%g" % methods["alpha"],
+            "min_n": seed_check.min_equal_n(methods["alpha"]),
+            "high_cv": "%g" % (100 * methods["high_cv"])}
+
+
+def headlines(data):
+    """The summary table's rows: a cell per kind (None where it has no group)."""
+    alpha = data["methods"]["alpha"]
+    rows = []
+    for row in data["headlines"]:
+        rows.append({"category": row["category"], "label": row["label"],
+                     "hint": _HINTS.get(row["direction"]), "unit": row["unit"],
+                     "concurrency": row["concurrency"],
+                     "cells": [_headline_cell(row, kind, alpha) for kind in data["kinds"]]})
+    return rows
+
+
+def _headline_cell(row, kind, alpha):
+    cell = row["kinds"].get(kind)
+    if cell is None:
+        return None
+    out = _compared(cell, row["direction"], alpha)
+    out.update(is_baseline=kind == cell["baseline_kind"],
+               mean="%s ± %s" % (fmt(cell["mean"]), fmt(cell["sd"])), n=cell["n"],
+               cv=cv(cell), failures=cell["failures"], vs=None)
+    if cell["baseline_concurrency"] not in (None, row["concurrency"]):
+        out["vs"] = {"kind": cell["baseline_kind"],
+                     "concurrency": cell["baseline_concurrency"]}
+    return out
+
+
+def seeds(data):
+    """The seed check: who plays which role, and a row per published direction."""
+    seeds = data.get("seed_check")
+    if not seeds:
+        return None
+    roles = "; ".join("%s = %s (from %s)%s" % (
+        r["kind"], r["role"] or "neither VM, container nor native", r["basis"],
+        ", emulated" if r["emulated"] else "") for r in seeds["roles"])
+    return {"roles": roles, "alpha": "%g" % seeds["alpha"],
+            "band": "%g" % (100 * seeds["band"]),
+            "checks": [_seed_row(check) for check in seeds["checks"]]}
+
+
+def _seed_row(check):
+    unit = check["unit"] or ""
+    p = None
+    if check.get("p_value") is not None:
+        p = {"value": formatting.fmt_p(check["p_value"]),
+             "adjusted": formatting.fmt_p(check["p_adjusted"])}
+    row = {key: check[key] for key in ("id", "claim", "source", "published", "verdict",
+                                       "reason", "notes")}
+    row.update(_seed_kinds(check), label=check["label"] or NA, p=p,
+               sides=[_seed_side(check["candidate_stats"], unit),
+                      _seed_side(check["baseline_stats"], unit)],
+               ratio=_seed_ratio(check), css=_VERDICT_CLASS[check["verdict"]])
+    return row
+
+
+def _seed_kinds(check):
+    """``docker vs kvm`` over ``container vs VM, c=1`` (roles only, kinds missing)."""
+    if not check["candidate"]:
+        return {"first": check["candidate_role"], "second": check["baseline_role"],
+                "pair": None}
+    pair = "%s vs %s" % (check["candidate_role"], check["baseline_role"])
+    if check["concurrency"] is not None:
+        pair += ", c=%s" % check["concurrency"]
+        if check["baseline_concurrency"] != check["concurrency"]:
+            pair += " vs c=%s" % check["baseline_concurrency"]
+    return {"first": check["candidate"], "second": check["baseline"], "pair": pair}
+
+
+def _seed_side(row, unit):
+    if not row:
+        return None
+    return {"mean": fmt(row["mean"]), "sd": fmt(row["sd"]), "unit": unit, "n": row["n"]}
+
+
+def _seed_ratio(check):
+    if check.get("ratio") is None:
+        return None
+    low, high = check.get("ratio_ci_low"), check.get("ratio_ci_high")
+    bounded = low is not None and high is not None
+    return {"value": fmt(check["ratio"]), "low": fmt(low) if bounded else None,
+            "high": fmt(high), "unbounded": bool(check.get("ratio_ci_unbounded")),
+            "title": None, "observed": check.get("observed") or ""}
+
+
+def lifecycle(data):
+    """The lifecycle breakdown: its phases and chart; None without phases."""
+    chart = charts.lifecycle(data)
+    if chart is None:
+        return None
+    return {"phases": " / ".join(data["phases"]), "chart": chart}
+
+
+def reboot_paths(rows):
+    """Reboot counts per path (every path any row has) and the fallback share."""
+    if not rows:
+        return None
+    paths = []
+    for row in rows:
+        paths += [path for path in row["counts"] if path not in paths]
+    return {"paths": [path.replace("_", " ") for path in paths],
+            "rows": [{"kind": row["kind"], "concurrency": row["concurrency"],
+                      "counts": [fmt(row["counts"].get(path, 0)) for path in paths],
+                      "fallback": (NA if row["fallback_fraction"] is None
+                                   else "%.1f %%" % (100 * row["fallback_fraction"]))}
+                     for row in rows]}
+
+
+def metric_sections(data, colors):
+    """A section per metric: its chart and its groups' statistics."""
+    rows_of = {}
+    for row in data["groups"]:
+        rows_of.setdefault(seed_check.metric_key(row), []).append(row)
+    return [_metric_section(index, metric, rows_of.get(seed_check.metric_key(metric), []),
+                            data, colors)
+            for index, metric in enumerate(data["metrics"])]
+
+
+def _metric_section(index, metric, rows, data, colors):
+    by_kind = {}
+    for row in rows:
+        by_kind.setdefault(row["kind"], []).append(row)
+    series = [(kind, [(r["concurrency"], r["mean"], r["sd"], r["n"]) for r in by_kind[kind]])
+              for kind in data["kinds"] if kind in by_kind]
+    note = "values in %s" % metric["unit"]
+    if _HINTS.get(metric["direction"]):
+        note += "; %s" % _HINTS[metric["direction"]]
+    if metric["baseline_kind"]:
+        note += "; ratios relative to %s" % metric["baseline_kind"]
+    chart = charts.mean_sd(metric["label"], metric["unit"], series,
+                           sorted({row["concurrency"] for row in rows}), colors)
+    return {"index": index, "label": metric["label"], "unit": metric["unit"], "note": note,
+            "chart": chart, "rows": [_stat_row(row, metric["direction"],
+                                               data["methods"]["alpha"]) for row in rows]}
+
+
+def _stat_row(r, better, alpha):
+    """A group's statistics; ``ratio`` None for the baseline's own row."""
+    row = {key: r[key] for key in ("kind", "concurrency", "n", "failures")}
+    row.update(mean=fmt(r["mean"]), sd=fmt(r["sd"]), cv=cv(r),
+               quantiles=[fmt(r[key]) for key in QUANTILES], ratio=None,
+               ci=(NA if r["ci_low"] is None
+                   else "%s – %s" % (fmt(r["ci_low"]), fmt(r["ci_high"]))))
+    if r["kind"] != r["baseline_kind"]:
+        row["ratio"] = _compared(r, better, alpha)
+        row["ratio"]["vs"] = (None if r["baseline_concurrency"] in (None, r["concurrency"])
+                              else r["baseline_concurrency"])
+    return row
+
+
+def method(data):
+    """The figures of the method section."""
+    return {"high_cv": HIGH_CV_PERCENT, "exact_limit": stats.MWU_EXACT_LIMIT,
+            "comparisons": data["methods"]["comparisons"]}
