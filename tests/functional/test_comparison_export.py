@@ -40,7 +40,7 @@ PLUGIN = textwrap.dedent('''
     class EmitContract(scenario.Scenario):
         """Emit fixed atomic actions and charts for iteration i (test only)."""
 
-        def run(self, kind=None, builds=(), nets=(), cpu=(), reboots=(),
+        def run(self, kind=None, builds=(), nets=(), deletes=(), cpu=(), reboots=(),
                 fallback_on=(), fail_on=(), reboot_type="soft", facts=None,
                 facts_changes=None, **kwargs):
             i = self.context["iteration"]
@@ -53,6 +53,8 @@ PLUGIN = textwrap.dedent('''
                 raise RuntimeError("planned failure in iteration %d" % i)
             if nets:
                 self._atomic_actions.append(_action("vmct.wait_for_network", nets[i - 1]))
+            if deletes:
+                self._atomic_actions.append(_action("vmct.delete", deletes[i - 1]))
             if reboots:
                 # Named by path, one action per reboot, as VMCT.boot_and_reboot_server
                 # does.
@@ -109,6 +111,11 @@ TASK = {
             "kind": {"name": "kvm"}, "reboot_type": "soft",
             "reboots": [8, 10, 125, 12], "fallback_on": [3]}},
          "runner": {"constant": {"times": 4, "concurrency": 4}}},
+        # a second level for kvm's builds (as samples/tasks/scale.yaml): the Scale section
+        {"scenario": {"VMCTFunctionalTest.emit_contract": {
+            "kind": {"name": "kvm"}, "builds": [24, 20, 27, 22, 21, 26, 23, 25],
+            "deletes": [5, 6, 5, 6, 5, 6, 5, 6]}},
+         "runner": {"constant": {"times": 8, "concurrency": 4}}},
         {"scenario": {"Dummy.dummy": {"sleep": 0}},
          "runner": {"serial": {"times": 1}}},
     ]}],
@@ -251,6 +258,38 @@ class TestComparisonExport(testtools.TestCase):
         child = self.group("kvm", 4, "vmct.reboot_soft_fell_back_to_hard.active")
         self.assertAlmostEqual(62.5, child["mean"], places=9)
 
+    def test_quantiles_per_level_and_scale(self):
+        # kvm builds at c=4: 20..27 s. p50 = 23.5, p95 at k = 6.65: 26.65, p99 26.93;
+        # 95 % intervals at N = 8: p50 ranks 1 and 8 (Binomial(8, .5): P(B <= 0) =
+        # 1/256, P(B <= 1) = 9/256 > 0.025); p95 rank 6 (P(B <= 5) = 0.0058), p99
+        # rank 7 (P(B <= 6) = 0.0027); no upper bound for either below N = 72 / 368
+        row = self.group("kvm", 4, "vmct.build")
+        self.assertEqual((8, 23.5), (row["n"], row["p50"]))
+        self.assertAlmostEqual(26.65, row["p95"], places=9)
+        self.assertEqual((20, 27, 25, None, 26, None), tuple(row[f] for f in (
+            "p50_ci_low", "p50_ci_high", "p95_ci_low", "p95_ci_high", "p99_ci_low",
+            "p99_ci_high")))
+        # c=2: 10 12 14; N = 3 bounds neither side of p50, p95 and p99 from below
+        # (Binomial(3, .95): P(B <= 1) = 0.0073; Binomial(3, .99): P(B <= 1) = 0.0003)
+        row = self.group("kvm", 2, "vmct.build")
+        self.assertEqual((None, None, 12, None, 12, None), tuple(row[f] for f in (
+            "p50_ci_low", "p50_ci_high", "p95_ci_low", "p95_ci_high", "p99_ci_low",
+            "p99_ci_high")))
+        (build,) = self.data["scale"]     # vmct.delete has one level only
+        self.assertEqual(("build", "vmct.build"), (build["phase"], build["metric"]))
+        self.assertEqual([("kvm", [2, 4]), ("docker", [2])],
+                         [(k["kind"], [lv["concurrency"] for lv in k["levels"]])
+                          for k in build["kinds"]])
+        self.assertEqual({"p50": {"low": 6, "high": 6}, "p95": {"low": 2, "high": 72},
+                          "p99": {"low": 1, "high": 368}},
+                         self.data["methods"]["quantile_interval_min_n"])
+        self.assertEqual(4, self.data["format_version"])
+        csv_row = [r for r in self.csv if r["kind"] == "kvm" and r["concurrency"] == "4"
+                   and r["metric"] == "vmct.build"][0]
+        self.assertEqual(("20", "27", "25", ""), (
+            csv_row["p50_ci_low"], csv_row["p50_ci_high"], csv_row["p95_ci_low"],
+            csv_row["p95_ci_high"]))
+
     def test_csv_matches_json(self):
         row = [r for r in self.csv if r["kind"] == "kvm" and r["metric"] == "vmct.build"
                and r["concurrency"] == "2"][0]
@@ -276,7 +315,11 @@ class TestComparisonExport(testtools.TestCase):
         for anchor in ('id="environment-table"', 'id="seed-check-table"'):
             self.assertIn(anchor, page)
         self.assertIn("vmct.reboot_soft_fell_back_to_hard [s]", page)
-        self.assertEqual(len(self.data["metrics"]) + 1, page.count('<svg class="chart'))
+        # + the lifecycle breakdown + the scale chart of vmct.build
+        self.assertEqual(len(self.data["metrics"]) + 2, page.count('<svg class="chart'))
+        self.assertIn('<section class="scale" id="scale-0" data-phase="build">', page)
+        self.assertIn('<td class="num ci">26.65 <small>[25, <i title="a 95 % upper bound '
+                      'of p95 needs N ≥ 72 (here N = 8)">N too small</i>]</small></td>', page)
 
     def test_environment_from_the_facts_tables(self):
         env = {e["kind"]: e for e in self.data["environment"]}
@@ -333,7 +376,9 @@ class TestComparisonExport(testtools.TestCase):
             requests = browser.requests()
         self.assertEqual([], problems)
         self.assertEqual(["file://" + page], requests)
-        self.assertEqual(len(self.data["metrics"]) + 1, layout["chartsDrawn"])
+        self.assertEqual(len(self.data["metrics"]) + 2, layout["chartsDrawn"])
+        self.assertEqual(["vmct.build [s]"], [c["title"] for c in layout["scaleCharts"]])
+        self.assertEqual(3, layout["scaleRows"])
         self.assertEqual(len(self.data["headlines"]), layout["summaryRows"])
         self.assertLessEqual(layout["scrollWidth"], layout["innerWidth"])
         browser_test.check_sections(self, sections, self.data)

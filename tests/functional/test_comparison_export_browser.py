@@ -236,6 +236,12 @@ LAYOUT_PROBE = """(() => {
     chartsDrawn: charts.filter(s => box(s).width > 300 && box(s).height > 100 &&
                                s.querySelectorAll('circle, rect').length > 0).length,
     lifecycle: document.querySelectorAll('svg.lifecycle rect[fill]').length,
+    scaleCharts: [...document.querySelectorAll('svg.scale')].map(s => ({
+        width: box(s).width, height: box(s).height, right: box(s).right,
+        markers: s.querySelectorAll('circle, rect').length,
+        title: s.querySelector('title').textContent,
+        desc: s.querySelector('desc').textContent})),
+    scaleRows: document.querySelectorAll('table.quantiles tbody tr').length,
     summaryRows: document.querySelectorAll('#summary-table tbody tr').length,
     statsTables: document.querySelectorAll('table.stats').length,
     widestTable: Math.max(0, ...[...document.querySelectorAll('table')].map(
@@ -355,15 +361,25 @@ class TestComparisonPageInChromium(testtools.TestCase):
             browser.screenshot(shot)
             return wide, narrow, browser.problems(), browser.requests(), first
 
-    def test_comparison_page(self):
-        data = comparison_data.compare(sample_results.demo_tasks())
-        url = self._page("comparison.html", comparison_render.render_html(data, "test"))
-        shot = os.path.join(results_dir(), "comparison-export.png")
-        wide, narrow, problems, requests, _ = self._look(url, shot)
+    def _look_clean(self, name, data, first_probe=None):
+        """:meth:`_look` at ``data``'s page (``name``.html, screenshot ``name``.png).
+
+        No console problem, nothing loaded but the page itself; returns the layouts,
+        the first probe's answer and the screenshot's path.
+        """
+        url = self._page(name + ".html", comparison_render.render_html(data, "test"))
+        shot = os.path.join(results_dir(), name + ".png")
+        wide, narrow, problems, requests, first = self._look(url, shot, first_probe)
         self.assertEqual([], problems)
         self.assertEqual([url], requests, "the page must load nothing but itself")
+        return wide, narrow, first, shot
+
+    def test_comparison_page(self):
+        data = comparison_data.compare(sample_results.demo_tasks())
+        wide, narrow, _, shot = self._look_clean("comparison-export", data)
         metrics = len(data["metrics"])
-        self.assertEqual(metrics + 1, wide["charts"])       # + lifecycle breakdown
+        # + lifecycle breakdown + a scale chart per phase (build, network wait, delete)
+        self.assertEqual(metrics + 1 + 3, wide["charts"])
         self.assertEqual(wide["charts"], wide["chartsDrawn"])
         self.assertEqual(metrics, wide["statsTables"])
         self.assertEqual(len(data["headlines"]), wide["summaryRows"])
@@ -379,15 +395,36 @@ class TestComparisonPageInChromium(testtools.TestCase):
         with open(shot, "rb") as f:
             self.assertEqual(b"\x89PNG", f.read(4))
 
+    def test_scale_section(self):
+        # samples/tasks/scale.yaml's shape: boot and delete per kind at 1 to 256
+        data = comparison_data.compare(sample_results.scale_tasks())
+        wide, narrow, _, _ = self._look_clean("comparison-export-scale", data)
+        # a marker per kind, level and quantile (2 x 6 x 3), plus the legends'
+        # (2 kinds, 3 quantiles)
+        points = [sum(1 for entry in phase["kinds"] for level in entry["levels"]
+                      for field in ("p50", "p95", "p99") if level[field] is not None)
+                  for phase in data["scale"]]
+        self.assertEqual([2 * 6 * 3] * 2, points)
+        for layout in (wide, narrow):
+            self.assertEqual(["vmct.build [s]", "vmct.delete [s]"],
+                             [chart["title"] for chart in layout["scaleCharts"]])
+            for chart, n in zip(layout["scaleCharts"], points):
+                self.assertEqual(2 + 3 + n, chart["markers"])
+                self.assertGreater(chart["height"], 150, layout["innerWidth"])
+                self.assertGreater(chart["width"], 0.8 * layout["innerWidth"] - 80)
+                self.assertLessEqual(chart["right"], layout["innerWidth"])
+                self.assertIn("at concurrency 1, 8, 32, 64, 128, 256", chart["desc"])
+            self.assertEqual(2 * 2 * 6, layout["scaleRows"])
+            self.assertLessEqual(layout["scrollWidth"], layout["innerWidth"], layout)
+            self.assertLessEqual(layout["widestTable"], layout["innerWidth"])
+        self.assertIn("Scale: latency against concurrency", wide["text"])
+
     def test_disclosure_warning_and_seed_check(self):
         # Results as the scenarios make them now: facts tables ("kvm" is QEMU TCG),
         # O_DIRECT fileio, the lifecycle chart with build + network.
         data = comparison_data.compare(sample_results.demo_tasks(times=6, facts=True))
-        url = self._page("disclosure.html", comparison_render.render_html(data, "test"))
-        shot = os.path.join(results_dir(), "comparison-export-disclosure.png")
-        wide, narrow, problems, requests, sections = self._look(url, shot, SECTIONS_PROBE)
-        self.assertEqual([], problems)
-        self.assertEqual([url], requests)
+        wide, narrow, sections, _ = self._look_clean("comparison-export-disclosure", data,
+                                                     SECTIONS_PROBE)
         check_sections(self, sections, data)
         self.assertEqual("native vs kvm (emulated) vs docker", data["title"])
         self.assertEqual(2, len(data["warnings"]))

@@ -121,8 +121,9 @@ class ComparisonExporter(_ComparisonExporter):
     Groups every iteration of the exported tasks by instance kind x concurrency x
     metric (lifecycle phases from atomic actions, workload metrics from the
     scenarios' charts; sysbench results also by dialect) with N, failures, mean,
-    SD, CV, percentiles and 95 % CI, and ratios to a baseline kind with Fieller
-    intervals and Mann-Whitney U tests (Holm-adjusted over the page). The page
+    SD, CV, percentiles and 95 % CI (of the mean, and of p50, p95 and p99, which a
+    Scale section draws against concurrency), and ratios to a baseline kind with
+    Fieller intervals and Mann-Whitney U tests (Holm-adjusted over the page). The page
     opens with what produced each kind's numbers (instance facts, a warning for
     emulated kinds) and has a seed check of the published directions. ``--to cmp.html`` also
     writes ``cmp.csv`` and ``cmp.json``; without ``--to`` the HTML is printed.
@@ -147,7 +148,9 @@ class ComparisonCSVExporter(_ComparisonExporter):
 
     Columns (``comparison_data.CSV_COLUMNS``): kind, concurrency, source, group,
     metric, unit; n, failures, mean, sd, cv, cv_high, min, p50, p90, p95, p99, max,
-    ci_low, ci_high; baseline_kind, baseline_concurrency, ratio, ratio_se,
+    ci_low, ci_high (of the mean); p50_ci_low, p50_ci_high, p95_ci_low, p95_ci_high,
+    p99_ci_low, p99_ci_high (the quantiles' distribution-free intervals; empty where N
+    is too small for that bound); baseline_kind, baseline_concurrency, ratio, ratio_se,
     ratio_ci_low, ratio_ci_high (Fieller; empty when unbounded), ratio_ci_unbounded,
     ratio_df, ratio_note; test, p_value, p_min, p_adjusted (Holm), significant,
     test_note, welch_p_value; dialect, sysbench_mode (sysbench results: their
@@ -167,9 +170,12 @@ class ComparisonCSVExporter(_ComparisonExporter):
 class ComparisonJSONExporter(_ComparisonExporter):
     """KVM vs Docker vs native comparison as JSON.
 
-    Groups, headlines, reboot paths, the environment per kind (every disclosed
-    instance fact with its values and counts), warnings (emulated kinds) and the
-    seed check (each published direction: agrees, disagrees or cannot tell).
+    Groups (with the quantiles' intervals), headlines, the lifecycle and its
+    quantiles per concurrency level (``scale``), reboot paths, the environment per
+    kind (every disclosed instance fact with its values and counts), warnings
+    (emulated kinds) and the seed check (each published direction: agrees,
+    disagrees or cannot tell); the fields are described in
+    :mod:`rally_vmct.task.exporters.comparison_data` (``format_version`` 4).
     """
 
     def generate(self):

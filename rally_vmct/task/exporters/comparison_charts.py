@@ -120,6 +120,97 @@ def mean_sd(title, unit, series, concurrencies, colors):
             "series": drawn}
 
 
+# The quantiles of the scale charts: (field, marker, stroke-dasharray, stroke width).
+QUANTILE_STYLES = (("p50", "circle", None, 2.0), ("p95", "square", "7 4", 1.5),
+                   ("p99", "ring", "2 3", 1.5))
+_DODGE = 4.0    # px between the markers of one level, so that whiskers stay apart
+
+
+def _log_axis(levels, left, width, margin=40.0):
+    """``{level: x}`` on a log2 scale, ``margin`` px in from each end."""
+    lo, hi = math.log2(levels[0]), math.log2(levels[-1])
+    span = (hi - lo) or 1.0
+    return {c: left + margin + (math.log2(c) - lo) / span * (width - 2 * margin)
+            for c in levels}
+
+
+def _whisker(level, field, y):
+    """The y of a quantile's interval bounds; None where N is too small for one."""
+    low, high = level[field + "_ci_low"], level[field + "_ci_high"]
+    return (None if low is None else y(low)), (None if high is None else y(high))
+
+
+def _interval_text(level, field, unit):
+    bounds = [formatting.fmt(level[field + side], unit)
+              if level[field + side] is not None else "N too small"
+              for side in ("_ci_low", "_ci_high")]
+    return "[%s, %s]" % tuple(bounds)
+
+
+def _quantile_series(kind, levels, style, unit, x_of, y, pct):
+    """One kind's line, markers and whiskers for one quantile."""
+    field, marker, dash, width = style
+    points, coords = [], []
+    for level in levels:
+        if level[field] is None:
+            continue
+        x = x_of[level["concurrency"]]
+        low, high = _whisker(level, field, y)
+        coords.append("%.1f,%.1f" % (x, y(level[field])))
+        points.append({"x": x, "y": y(level[field]), "low": low, "high": high,
+                       "tip": "%s, concurrency %s: %s %s, %d %% CI %s (N=%d)" % (
+                           kind, level["concurrency"], field,
+                           formatting.fmt(level[field], unit), pct,
+                           _interval_text(level, field, unit), level["n"])})
+    return {"field": field, "marker": marker, "dash": dash, "width": width,
+            "points": points, "line": " ".join(coords) if len(coords) > 1 else None}
+
+
+def quantiles(title, unit, series, colors, pct):
+    """p50, p95 and p99 against concurrency (log2 axis), per kind; None if no figure.
+
+    ``series``: ``[(kind, [level])]`` with levels as in the comparison's ``scale``
+    (concurrency, n, p50, p50_ci_low, p50_ci_high, ...). A line per kind and
+    quantile (QUANTILE_STYLES), whiskers over the bounds the interval has.
+    """
+    fields = [style[0] for style in QUANTILE_STYLES]
+    values = [level[f + suffix] for _, levels in series for level in levels
+              for f in fields for suffix in ("", "_ci_low", "_ci_high")
+              if level[f + suffix] is not None]
+    if not values:
+        return None
+    height, left, right, top, bottom = 320, 78, 16, 34, 46
+    pw, ph = WIDTH - left - right, height - top - bottom
+    ticks, y = _y_scale([(v, 0.0) for v in values], top, ph)
+    levels = sorted({level["concurrency"] for _, pts in series for level in pts})
+    columns = _log_axis(levels, left, pw)
+    slots = len(series) * len(QUANTILE_STYLES)
+    drawn = []
+    for index, (kind, pts) in enumerate(series):
+        for j, style in enumerate(QUANTILE_STYLES):
+            offset = (index * len(QUANTILE_STYLES) + j - (slots - 1) / 2.0) * _DODGE
+            x_of = {c: x + offset for c, x in columns.items()}
+            drawn.append(dict(_quantile_series(kind, pts, style, unit, x_of, y, pct),
+                              color=colors[kind]))
+    kinds = [kind for kind, _ in series]
+    styles_x = WIDTH - right - 64 * len(QUANTILE_STYLES)
+    return {"title": title, "unit": unit, "width": WIDTH, "height": height,
+            "left": left, "right": WIDTH - right, "top": top, "axis_y": top + ph,
+            "center_x": left + pw / 2, "mid_y": top + ph / 2,
+            "desc": "%s of %s per kind (%s) at concurrency %s, on a log scale; whiskers: "
+                    "%d %% confidence intervals of the quantiles where N allows one; the "
+                    "table below gives the numbers" % (
+                        ", ".join(fields), title, ", ".join(kinds),
+                        ", ".join(str(c) for c in levels), pct),
+            "ticks": [{"y": y(t), "label": formatting.fmt_tick(t)} for t in ticks],
+            "columns": [{"x": x, "label": c} for c, x in columns.items()],
+            "legend": _legend(kinds, colors, left, 28),
+            "styles": [{"x": styles_x + 64 * i, "field": field, "marker": marker,
+                        "dash": dash, "width": width}
+                       for i, (field, marker, dash, width) in enumerate(QUANTILE_STYLES)],
+            "series": drawn}
+
+
 def _stack(row, phases, colors, x):
     """One kind x concurrency's bars, phase after phase, and their total."""
     bars = []

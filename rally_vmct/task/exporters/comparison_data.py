@@ -62,6 +62,18 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   sample sizes cannot reach ``p < alpha`` at all says so in ``test_note`` and is
   never significant. Baseline groups have None in these fields.
 * **noise**: ``cv_high`` flags a CV above :data:`rally_vmct.workloads.stats.HIGH_CV`.
+* **quantile intervals**: every group's p50, p95 and p99 come with a distribution-free
+  confidence interval at the export's confidence level (``p50_ci_low``,
+  ``p50_ci_high``, ... ``p99_ci_high``: order statistics, equal-tailed binomial, from
+  :func:`rally_vmct.workloads.stats.quantile_interval`). A bound is None when N is
+  too small for it; ``methods.quantile_interval_min_n`` gives, per quantile, the
+  fewest samples for a lower and for an upper bound (at 95 %: p50 6 and 6, p95 2 and
+  72, p99 1 and 368).
+* **scale**: per lifecycle phase (``vmct.build``, ``vmct.wait_for_network``,
+  ``vmct.wait_for_ssh``, ``vmct.delete`` or Nova's own actions), when some kind has
+  samples at two or more concurrency levels: per kind and level the N, failures,
+  p50, p95, p99 and their intervals (the groups' figures), for the page's
+  latency-against-concurrency charts.
 * **sysbench dialects**: an iteration's facts table (``"<kind>: instance facts"``)
   gives its ``sysbench dialect``; sysbench figures (charts ``sysbench ...`` and
   atomic actions ``vmct.sysbench_*``) are keyed on it and on the run mode
@@ -75,6 +87,9 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
 * **seed check**: the seed studies' directions against this run
   (:mod:`.seed_check`); pairs the page does not compare get a comparison of their
   own, in the same Holm family.
+
+JSON format: ``format_version`` 4 added the quantile intervals (group fields,
+``methods.quantile_interval`` and ``methods.quantile_interval_min_n``) and ``scale``.
 
 Workloads without a ``kind`` argument, a ``VMCT.`` scenario name or a contract chart
 are listed as skipped.
@@ -143,11 +158,20 @@ CHART_HEADLINES = (
 HEADLINE_ORDER = ("build", "network wait", "ssh wait", "delete", "reboot", "stop",
                   "start", "cpu", "memory", "fileio", "network")
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 IDENTITY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit")
 VARIANT_FIELDS = ("dialect", "sysbench_mode")
+# The bounds of the quantiles' intervals: p50_ci_low, p50_ci_high, ... p99_ci_high.
+QUANTILE_INTERVAL_FIELDS = tuple("p%d_ci_%s" % (percent, side)
+                                 for percent in stats.INTERVAL_PERCENTILES
+                                 for side in ("low", "high"))
 STAT_FIELDS = ("n", "failures", "mean", "sd", "cv", "cv_high", "min", "p50", "p90",
-               "p95", "p99", "max", "ci_low", "ci_high")
+               "p95", "p99", "max", "ci_low", "ci_high") + QUANTILE_INTERVAL_FIELDS
+# What the scale section gives per kind and concurrency level.
+SCALE_FIELDS = ("concurrency", "n", "failures") + tuple(
+    field for percent in stats.INTERVAL_PERCENTILES
+    for field in ("p%d" % percent, "p%d_ci_low" % percent, "p%d_ci_high" % percent))
+QUANTILE_INTERVAL = "order-statistic"
 RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "ratio", "ratio_se",
                 "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded", "ratio_df",
                 "ratio_note")
@@ -702,6 +726,11 @@ class _Result(object):
         for field in ("n", "mean", "sd", "cv", "min", "p50", "p90", "p95", "p99",
                       "max", "ci_low", "ci_high"):
             row[field] = getattr(summary, field)
+        for percent in stats.INTERVAL_PERCENTILES:
+            interval = stats.quantile_interval(self.c.groups[key].values, percent,
+                                               self.confidence, presorted=True)
+            row["p%d_ci_low" % percent] = interval.low
+            row["p%d_ci_high" % percent] = interval.high
         row["cv_high"] = None if summary.cv is None else summary.cv > stats.HIGH_CV
         row.update(dict.fromkeys(TEST_FIELDS))
         base_key = GroupKey(base_kind, base_c, metric)
@@ -753,15 +782,19 @@ class _Result(object):
             row["significant"] = adjusted < self.alpha and row["p_min"] < self.alpha
         return len(tested)
 
-    def headline_metrics(self):
-        """[(category, Metric)] in HEADLINE_ORDER."""
-        chosen = []
+    def lifecycle_metrics(self):
+        """[(phase, Metric)] of the LIFECYCLE_PHASES these results time."""
+        phases = []
         atomic = {m.name: m for m in self.metrics if m.source == SOURCE_ATOMIC}
         for label, names in LIFECYCLE_PHASES:
-            for name in names:
-                if name in atomic:
-                    chosen.append((label, atomic[name]))
-                    break
+            metric = next((atomic[n] for n in names if n in atomic), None)
+            if metric:
+                phases.append((label, metric))
+        return phases
+
+    def headline_metrics(self):
+        """[(category, Metric)] in HEADLINE_ORDER."""
+        chosen = self.lifecycle_metrics()
         for label, text in ACTION_HEADLINES:
             for metric in self.metrics:
                 if (metric.source == SOURCE_ATOMIC and text in metric.name
@@ -786,12 +819,7 @@ class _Result(object):
         return sorted(chosen, key=lambda item: order[item[0]])
 
     def lifecycle(self):
-        phases = []
-        atomic = {m.name: m for m in self.metrics if m.source == SOURCE_ATOMIC}
-        for label, names in LIFECYCLE_PHASES:
-            metric = next((atomic[n] for n in names if n in atomic), None)
-            if metric:
-                phases.append((label, metric))
+        phases = self.lifecycle_metrics()
         rows = []
         for kind in self.kinds:
             for concurrency in self.concurrencies:
@@ -805,6 +833,28 @@ class _Result(object):
                     rows.append({"kind": kind, "concurrency": concurrency,
                                  "phases": cells})
         return {"phases": [label for label, _ in phases], "unit": "s", "rows": rows}
+
+    def scale(self, row_of):
+        """Each lifecycle phase's quantiles per kind and level.
+
+        A phase is there when a kind has samples at two levels or more; a level
+        whose every sample failed is listed too (N = 0, its failures).
+        """
+        phases = []
+        for label, metric in self.lifecycle_metrics():
+            kinds = []
+            for kind in self.kinds:
+                rows = [row_of.get(GroupKey(kind, c, metric)) for c in self.concurrencies]
+                levels = [{field: row[field] for field in SCALE_FIELDS} for row in rows
+                          if row is not None and (row["n"] or row["failures"])]
+                if levels:
+                    kinds.append({"kind": kind, "levels": levels})
+            if any(sum(1 for level in entry["levels"] if level["n"]) > 1
+                   for entry in kinds):
+                phases.append({"phase": label, "metric": metric.name,
+                               "label": metric_label(metric), "unit": metric.unit,
+                               "kinds": kinds})
+        return phases
 
     def _metric_dict(self, metric, headline=None):
         return {"source": metric.source, "group": metric.group, "metric": metric.name,
@@ -845,6 +895,14 @@ class _Result(object):
                     headlines.append(headline)
         return headlines
 
+    def _quantile_min_n(self):
+        """``{"p50": {"low": N, "high": N}, ...}``: the fewest samples for each bound."""
+        out = {}
+        for percent in stats.INTERVAL_PERCENTILES:
+            low, high = stats.quantile_min_n(percent, self.confidence)
+            out["p%d" % percent] = {"low": low, "high": high}
+        return out
+
     def _reboot_paths(self):
         reboot_paths = []
         for kind in self.kinds:
@@ -882,7 +940,9 @@ class _Result(object):
                             "test": "mann-whitney-u",
                             "test_exact_limit": stats.MWU_EXACT_LIMIT,
                             "correction": CORRECTION, "alpha": self.alpha,
-                            "comparisons": comparisons, "high_cv": stats.HIGH_CV},
+                            "comparisons": comparisons, "high_cv": stats.HIGH_CV,
+                            "quantile_interval": QUANTILE_INTERVAL,
+                            "quantile_interval_min_n": self._quantile_min_n()},
                 "kinds": self.kinds, "concurrencies": self.concurrencies,
                 "environment": environment,
                 "warnings": env_lib.warnings(environment),
@@ -890,7 +950,7 @@ class _Result(object):
                 "skipped_workloads": self.c.skipped,
                 "metrics": metrics_out, "groups": groups_out,
                 "headlines": self._headlines(headline_metrics, row_of),
-                "lifecycle": self.lifecycle(),
+                "lifecycle": self.lifecycle(), "scale": self.scale(row_of),
                 "reboot_paths": reboot_paths, "seed_check": seeds}
 
 

@@ -49,7 +49,7 @@ def page(data, generated_at=""):
             "empty": not data["groups"], "kinds": data["kinds"], "colors": colors,
             "environment": environment(data.get("environment")),
             "legend": legend(data), "headlines": headlines(data), "seeds": seeds(data),
-            "lifecycle": lifecycle(data["lifecycle"]),
+            "lifecycle": lifecycle(data["lifecycle"]), "scale": scale(data, colors),
             "reboots": reboot_paths(data["reboot_paths"]),
             "metrics": metric_sections(data, colors),
             "skipped": data["skipped_workloads"], "method": method(data)}
@@ -227,6 +227,49 @@ def lifecycle(data):
     if chart is None:
         return None
     return {"phases": " / ".join(data["phases"]), "chart": chart}
+
+
+def scale(data, colors):
+    """The Scale section: per lifecycle phase a quantiles chart and table; None if none.
+
+    A quantile's interval is written ``[low, high]``; a bound N is too small for
+    says so, with the N it needs in its tooltip.
+    """
+    phases = data.get("scale")
+    if not phases:
+        return None
+    pct = round(100 * data["confidence"])
+    min_n = data["methods"]["quantile_interval_min_n"]
+    fields = [style[0] for style in charts.QUANTILE_STYLES]
+    needs = ", ".join("%s: %d / %d" % (f, min_n[f]["low"], min_n[f]["high"])
+                      for f in fields)
+    return {"pct": pct, "fields": fields, "needs": needs,
+            "phases": [_scale_phase(index, phase, colors, pct, min_n, fields)
+                       for index, phase in enumerate(phases)]}
+
+
+def _scale_phase(index, phase, colors, pct, min_n, fields):
+    series = [(entry["kind"], entry["levels"]) for entry in phase["kinds"]]
+    return {"id": "scale-%d" % index, "label": phase["label"], "phase": phase["phase"],
+            "unit": phase["unit"],
+            "chart": charts.quantiles(phase["label"], phase["unit"], series, colors, pct),
+            "rows": [{"kind": kind, "concurrency": level["concurrency"], "n": level["n"],
+                      "failures": level["failures"],
+                      "cells": [_quantile_cell(level, field, pct, min_n[field])
+                                for field in fields]}
+                     for kind, levels in series for level in levels]}
+
+
+def _quantile_cell(level, field, pct, min_n):
+    """A quantile and its interval's bounds (None: N too small, ``why`` says for what)."""
+    cell = {"value": fmt(level[field]), "n": level["n"]}
+    for side, word in (("low", "lower"), ("high", "upper")):
+        value = level["%s_ci_%s" % (field, side)]
+        cell[side] = None if value is None else fmt(value)
+        cell[side + "_why"] = None if value is not None else (
+            "a %d %% %s bound of %s needs N ≥ %d (here N = %d)"
+            % (pct, word, field, min_n[side], level["n"]))
+    return cell
 
 
 def reboot_paths(rows):

@@ -4,6 +4,7 @@ scipy is a test requirement only: the plugin computes everything itself, and the
 reference values here come from scipy.stats on real-looking benchmark samples.
 """
 
+import fractions
 import math
 import random
 
@@ -588,3 +589,115 @@ class TestHolm(testtools.TestCase):
             self.assertGreaterEqual(q, p)
         pairs = sorted(zip(ps, adjusted))
         self.assertEqual([q for _, q in pairs], sorted(q for _, q in pairs))
+
+
+def _interval_reference(values, percent, confidence):
+    """scipy's order-statistic interval of the quantile: (low, high), None for NaN."""
+    ci = sps.quantile_test(values, p=percent / 100.0).confidence_interval(confidence)
+    return tuple(None if math.isnan(v) else float(v) for v in (ci.low, ci.high))
+
+
+class TestQuantileInterval(testtools.TestCase):
+
+    def test_binomial_cdf_exact(self):
+        # against the exact sum of C(n, i) p^i (1 - p)^(n - i), in fractions
+        for n in (1, 2, 7, 20, 60):
+            for p in (fractions.Fraction(1, 2), fractions.Fraction(95, 100),
+                      fractions.Fraction(99, 100), fractions.Fraction(3, 10)):
+                total = fractions.Fraction(0)
+                for k in range(n):
+                    total += math.comb(n, k) * p ** k * (1 - p) ** (n - k)
+                    got = stats.binom_cdf(k, n, float(p))
+                    self.assertLess(_rel(got, float(total)), 1e-12, (k, n, p))
+        self.assertEqual((0.0, 1.0), (stats.binom_cdf(-1, 5, 0.3), stats.binom_cdf(5, 5, 0.3)))
+        # large n: the incomplete beta's lgamma prefactor keeps ~1e-11 relative
+        for n, k, p in ((2700, 2540, 0.95), (368, 360, 0.99), (100000, 49700, 0.5)):
+            self.assertLess(_rel(stats.binom_cdf(k, n, p), sps.binom.cdf(k, n, p)), 1e-9)
+        for args in ((1.5, 3, 0.5), (1, -1, 0.5), (1, 3, 1.5), (True, 3, 0.5)):
+            self.assertRaises(ValueError, stats.binom_cdf, *args)
+
+    def test_median_of_ten(self):
+        # Conover's table: n = 10, 95 %: [x(2), x(9)], coverage 1 - 2 * 11/1024
+        got = stats.quantile_interval(list(range(10, 0, -1)), 50)
+        self.assertEqual((2, 9, 2, 9), (got.low, got.high, got.low_rank, got.high_rank))
+        self.assertEqual(1 - 22 / 1024, got.coverage)
+        self.assertEqual((10, 50), (got.n, got.percent))
+
+    def test_high_quantiles_of_eight_have_a_lower_bound_only(self):
+        # B ~ Binomial(8, 0.95): P(B <= 5) = 0.0058, P(B <= 6) = 0.0572 -> rank 6;
+        # Binomial(8, 0.99): P(B <= 6) = 0.0027, P(B <= 7) = 0.0773 -> rank 7;
+        # no upper bound: 0.95^8 = 0.66 > 0.025
+        values = [3.0, 1.0, 4.0, 1.5, 5.0, 9.0, 2.0, 6.0]
+        p95 = stats.quantile_interval(values, 95)
+        self.assertEqual((5.0, None, 6, None),
+                         (p95.low, p95.high, p95.low_rank, p95.high_rank))
+        self.assertAlmostEqual(1 - stats.binom_cdf(5, 8, 0.95), p95.coverage, places=15)
+        p99 = stats.quantile_interval(values, 99)
+        self.assertEqual((6.0, None), (p99.low, p99.high))
+
+    def test_fewest_samples_for_each_bound(self):
+        self.assertEqual((6, 6), stats.quantile_min_n(50))
+        self.assertEqual((2, 72), stats.quantile_min_n(95))
+        self.assertEqual((1, 368), stats.quantile_min_n(99))
+        self.assertEqual((1, 299), stats.quantile_min_n(99, 0.90))
+        # exactly where the bound appears: q^n <= alpha/2 from n on
+        for percent, (n_low, n_high) in ((50, (6, 6)), (95, (2, 72)), (99, (1, 368))):
+            q = percent / 100.0
+            self.assertLessEqual(q ** n_high, 0.025)
+            self.assertGreater(q ** (n_high - 1), 0.025)
+            values = [float(i) for i in range(n_high)]
+            self.assertIsNotNone(stats.quantile_interval(values, percent).high)
+            self.assertIsNone(stats.quantile_interval(values[1:], percent).high)
+            self.assertIsNotNone(stats.quantile_interval(values[:n_low], percent).low)
+            if n_low > 1:
+                self.assertIsNone(stats.quantile_interval(values[:n_low - 1], percent).low)
+
+    def test_against_scipy(self):
+        rng = random.Random(15)
+        sizes = (1, 2, 5, 6, 7, 10, 20, 71, 72, 100, 367, 368, 369, 500, 2700)
+        for n in sizes + tuple(rng.randint(1, 3000) for _ in range(20)):
+            values = [rng.lognormvariate(1, 0.5) for _ in range(n)]
+            for percent in stats.INTERVAL_PERCENTILES:
+                for confidence in (0.9, 0.95, 0.99):
+                    got = stats.quantile_interval(values, percent, confidence)
+                    self.assertEqual(_interval_reference(values, percent, confidence),
+                                     (got.low, got.high), (n, percent, confidence))
+
+    def test_coverage_by_simulation(self):
+        # 4000 samples of 20 from a continuous distribution: the median interval
+        # [x(6), x(15)] covers the true median 0 as often as its coverage says:
+        # 1 - 2 P(B <= 5) = 1 - 2 (1 + 20 + 190 + 1140 + 4845 + 15504) / 2^20
+        rng = random.Random(4)
+        got = stats.quantile_interval([0.0] * 20, 50)
+        self.assertEqual((6, 15), (got.low_rank, got.high_rank))
+        self.assertAlmostEqual(1 - 2 * 21700 / 2 ** 20, got.coverage, places=14)
+        hits = 0
+        for _ in range(4000):
+            sample = sorted(rng.gauss(0, 1) for _ in range(20))
+            hits += sample[5] <= 0 <= sample[14]
+        self.assertLess(abs(hits / 4000 - got.coverage), 0.012)
+
+    def test_coverage_is_at_least_the_confidence(self):
+        for n in (6, 9, 30, 72, 368, 1000):
+            for percent in stats.INTERVAL_PERCENTILES:
+                got = stats.quantile_interval(list(range(n)), percent)
+                if got.low is not None and got.high is not None:
+                    self.assertGreaterEqual(got.coverage, 0.95, (n, percent))
+
+    def test_ties_presorted_and_empty(self):
+        values = [2.0, 1.0, 2.0, 2.0, 3.0, 2.0, 2.0]
+        self.assertEqual((1.0, 3.0), stats.quantile_interval(values, 50)[2:4])
+        self.assertEqual(stats.quantile_interval(values, 50),
+                         stats.quantile_interval(sorted(values), 50, presorted=True))
+        self.assertEqual(stats.QuantileInterval(95, 0, None, None, None, None, None),
+                         stats.quantile_interval([], 95))
+        one = stats.quantile_interval([4.0], 99)
+        # P(B <= 0) = 0.01: one sample is a lower bound of p99 (at 97.5 % on its own)
+        self.assertEqual((4.0, None, 0.99), (one.low, one.high, one.coverage))
+
+    def test_bad_arguments(self):
+        for percent in (0, 100, -5, True, "95"):
+            self.assertRaises(ValueError, stats.quantile_interval, [1.0, 2.0], percent)
+            self.assertRaises(ValueError, stats.quantile_min_n, percent)
+        self.assertRaises(ValueError, stats.quantile_interval, [1.0], 50, 1.0)
+        self.assertRaises(ValueError, stats.quantile_interval, [1.0, None], 50)

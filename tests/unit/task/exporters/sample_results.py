@@ -187,3 +187,36 @@ def demo_tasks(seed=7, times=12, facts=False):
             w["args"]["kind"] = kind if kind == "native" else {"name": kind}
             workloads.append(w)
     return [task(*workloads, uuid="demo-task", title="demo")]
+
+
+SCALE_LEVELS = (1, 8, 32, 64, 128, 256)
+
+
+def scale_tasks(seed=11, levels=SCALE_LEVELS, kinds=("kvm", "docker"), minimum=6):
+    """Boot and delete per kind at each concurrency level, as samples/tasks/scale.yaml.
+
+    ``max(level, minimum)`` iterations per level, each with vmct.build and
+    vmct.delete (no network wait) and the ``"<kind>: lifecycle [s]"`` chart; the
+    times grow with the level and have a long tail. At the highest level one kvm
+    iteration in 64 fails its build.
+    """
+    rng = random.Random(seed)
+    boot = {"kvm": 14.0, "docker": 3.0}
+    workloads = []
+    for kind in kinds:
+        for level in levels:
+            load = 1 + 0.01 * level
+            its = []
+            for i in range(max(level, minimum)):
+                build = boot.get(kind, 5.0) * load * rng.lognormvariate(0, 0.2)
+                delete = boot.get(kind, 5.0) / 4 * load * rng.lognormvariate(0, 0.2)
+                if kind == "kvm" and level == levels[-1] and i % 64 == 63:
+                    its.append(iteration([action("vmct.build", build, failed=True)],
+                                         error=["TimeoutException", "build", "tb"]))
+                    continue
+                its.append(iteration(
+                    [action("vmct.build", build), action("vmct.delete", delete, build)],
+                    [output.stats_chart(kind, "lifecycle", "s", [
+                        ("build", build), ("delete", delete), ("total", build + delete)])]))
+            workloads.append(workload("VMCT.boot_and_delete_server", kind, its, level))
+    return [task(*workloads, uuid="scale-task", title="scale")]

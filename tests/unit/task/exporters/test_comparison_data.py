@@ -1,6 +1,7 @@
 """Grouping and statistics of the comparison exporter, on hand-built task results."""
 
 import math
+import random
 
 import testtools
 
@@ -123,8 +124,12 @@ class TestGrouping(testtools.TestCase):
                                              source)["p_adjusted"], places=14)
         self.assertEqual({"ratio_interval": "fieller", "test": "mann-whitney-u",
                           "test_exact_limit": 50, "correction": "holm", "alpha": 0.05,
-                          "comparisons": 4, "high_cv": 0.1}, self.data["methods"])
-        self.assertEqual(3, self.data["format_version"])
+                          "comparisons": 4, "high_cv": 0.1,
+                          "quantile_interval": "order-statistic",
+                          "quantile_interval_min_n": {
+                              "p50": {"low": 6, "high": 6}, "p95": {"low": 2, "high": 72},
+                              "p99": {"low": 1, "high": 368}}}, self.data["methods"])
+        self.assertEqual(4, self.data["format_version"])
 
     def test_cv_flag(self):
         self.assertTrue(_row(self.data, "kvm", 2, "vmct.build")["cv_high"])   # 2/12
@@ -580,3 +585,118 @@ class TestHeadlinesAndLifecycle(testtools.TestCase):
         data = cdata.compare([])
         self.assertEqual((None, [], [], []), (data["baseline"], data["kinds"],
                                               data["groups"], data["headlines"]))
+
+
+def _builds(kind, concurrency, values, failed=0):
+    """A boot workload timing ``values`` (in this order), then ``failed`` failed builds."""
+    its = [sr.iteration([sr.action("vmct.build", v), sr.action("vmct.delete", v / 4, v)])
+           for v in values]
+    its += [sr.iteration([sr.action("vmct.build", 1.0, failed=True)], error=["Timeout"])
+            for _ in range(failed)]
+    return sr.workload(BOOT, kind, its, concurrency)
+
+
+class TestQuantileIntervals(testtools.TestCase):
+    """Per level p50, p95, p99 with their order-statistic intervals."""
+
+    def setUp(self):
+        super(TestQuantileIntervals, self).setUp()
+        # kvm: 1..10 s at c=1, 1..80 at c=8, 1..400 at c=32 (each shuffled); docker
+        # at c=8 only
+        rng = random.Random(5)
+        self.values = {}
+        workloads = []
+        for c, n in ((1, 10), (8, 80), (32, 400)):
+            values = [float(v) for v in range(1, n + 1)]
+            rng.shuffle(values)
+            self.values[c] = values
+            workloads.append(_builds("kvm", c, values))
+        workloads.append(_builds("docker", 8, [2.0, 3.0, 4.0], failed=2))
+        self.data = cdata.compare([sr.task(*workloads)])
+
+    def test_by_hand_at_n_10(self):
+        row = _row(self.data, "kvm", 1, "vmct.build")
+        # p50: ranks 2 and 9 (Binomial(10, .5)); p95: P(B <= 7) = 0.0115 <= 0.025 <
+        # P(B <= 8) = 0.0861 -> rank 8; p99: P(B <= 8) = 0.0043 -> rank 9; no upper
+        # bound for either (0.95^10 = 0.60 > 0.025)
+        self.assertEqual((2.0, 9.0), (row["p50_ci_low"], row["p50_ci_high"]))
+        self.assertEqual((8.0, None), (row["p95_ci_low"], row["p95_ci_high"]))
+        self.assertEqual((9.0, None), (row["p99_ci_low"], row["p99_ci_high"]))
+
+    def test_each_level_is_its_own_sample(self):
+        for c, n in ((1, 10), (8, 80), (32, 400)):
+            row = _row(self.data, "kvm", c, "vmct.build")
+            self.assertEqual(n, row["n"])
+            for percent in stats.INTERVAL_PERCENTILES:
+                expected = stats.quantile_interval(self.values[c], percent)
+                self.assertEqual((expected.low, expected.high),
+                                 (row["p%d_ci_low" % percent],
+                                  row["p%d_ci_high" % percent]), (c, percent))
+        # an upper bound of p95 from N = 72 on, of p99 from N = 368 on
+        c8, c32 = (_row(self.data, "kvm", c, "vmct.build") for c in (8, 32))
+        self.assertIsNotNone(c8["p95_ci_high"])
+        self.assertIsNone(c8["p99_ci_high"])
+        self.assertIsNotNone(c32["p99_ci_high"])
+        self.assertLessEqual(c32["p99_ci_low"], c32["p99"])
+        self.assertLessEqual(c32["p99"], c32["p99_ci_high"])
+
+    def test_every_group_has_the_fields(self):
+        for row in self.data["groups"]:
+            for field in cdata.QUANTILE_INTERVAL_FIELDS:
+                self.assertIn(field, row)
+        self.assertEqual(("p50_ci_low", "p50_ci_high", "p95_ci_low", "p95_ci_high",
+                          "p99_ci_low", "p99_ci_high"), cdata.QUANTILE_INTERVAL_FIELDS)
+        self.assertEqual(cdata.QUANTILE_INTERVAL_FIELDS,
+                         cdata.CSV_COLUMNS[cdata.CSV_COLUMNS.index("ci_high") + 1:][:6])
+
+    def test_confidence_level_applies(self):
+        data = cdata.compare([sr.task(_builds("kvm", 1, self.values[32]))],
+                             confidence=0.9)
+        row = _row(data, "kvm", 1, "vmct.build")
+        expected = stats.quantile_interval(self.values[32], 99, 0.9)
+        self.assertEqual((expected.low, expected.high),
+                         (row["p99_ci_low"], row["p99_ci_high"]))
+        self.assertEqual({"low": 1, "high": 299},
+                         data["methods"]["quantile_interval_min_n"]["p99"])
+
+    def test_scale_levels(self):
+        (build, delete) = self.data["scale"]
+        self.assertEqual(("build", "vmct.build", "vmct.build [s]", "s"),
+                         (build["phase"], build["metric"], build["label"], build["unit"]))
+        self.assertEqual("vmct.delete", delete["metric"])
+        self.assertEqual(["kvm", "docker"], [k["kind"] for k in build["kinds"]])
+        kvm, docker = build["kinds"]
+        self.assertEqual([1, 8, 32], [level["concurrency"] for level in kvm["levels"]])
+        self.assertEqual(list(cdata.SCALE_FIELDS), list(kvm["levels"][0]))
+        row = _row(self.data, "kvm", 8, "vmct.build")
+        self.assertEqual({field: row[field] for field in cdata.SCALE_FIELDS},
+                         kvm["levels"][1])
+        # a kind at one level is there too; failures are counted
+        self.assertEqual([(8, 3, 2)], [(level["concurrency"], level["n"], level["failures"])
+                                       for level in docker["levels"]])
+
+    def test_level_whose_every_build_failed_is_listed(self):
+        data = cdata.compare([sr.task(_builds("kvm", 1, [3.0, 4.0]),
+                                      _builds("kvm", 2, [5.0, 6.0]),
+                                      _builds("kvm", 4, [], failed=3))])
+        levels = data["scale"][0]["kinds"][0]["levels"]
+        self.assertEqual([(1, 2, 0), (2, 2, 0), (4, 0, 3)],
+                         [(lv["concurrency"], lv["n"], lv["failures"]) for lv in levels])
+        self.assertIsNone(levels[2]["p50"])
+
+    def test_no_scale_without_two_levels_for_a_kind(self):
+        data = cdata.compare([sr.task(_builds("kvm", 1, [3.0, 4.0]),
+                                      _builds("docker", 2, [1.0, 2.0]),
+                                      _builds("docker", 4, [], failed=2))])
+        self.assertEqual([], data["scale"])
+        self.assertEqual([], cdata.compare([])["scale"])
+
+    def test_scale_of_the_sample_task(self):
+        data = cdata.compare(sr.scale_tasks())
+        self.assertEqual(["build", "delete"], [phase["phase"] for phase in data["scale"]])
+        for phase in data["scale"]:
+            for entry in phase["kinds"]:
+                self.assertEqual(list(sr.SCALE_LEVELS),
+                                 [level["concurrency"] for level in entry["levels"]])
+        kvm = data["scale"][0]["kinds"][0]["levels"]
+        self.assertEqual((252, 4), (kvm[-1]["n"], kvm[-1]["failures"]))

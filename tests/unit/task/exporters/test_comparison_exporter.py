@@ -162,7 +162,10 @@ class TestRender(testtools.TestCase):
     def test_html_has_chart_per_metric_and_units(self):
         data = cdata.compare(sr.demo_tasks(times=3))
         page = render.render_html(data)
-        self.assertEqual(len(data["metrics"]) + 1, page.count('<svg class="chart'))
+        # + the lifecycle breakdown + a scale chart per phase (levels 1 and 4)
+        self.assertEqual(["build", "network wait", "delete"],
+                         [phase["phase"] for phase in data["scale"]])
+        self.assertEqual(len(data["metrics"]) + 1 + 3, page.count('<svg class="chart'))
         self.assertEqual(len(data["metrics"]), page.count('<table class="stats'))
         for label in ("vmct.build [s]", "sysbench cpu: events_per_second [events/s]",
                       "netperf TCP_STREAM: throughput [Mbit/s]", "mean time [s]",
@@ -322,3 +325,129 @@ class TestTemplates(testtools.TestCase):
                                 for pattern in patterns), name)
         # and the page loads them from the package, as Rally loads its reports'
         self.assertEqual(names, sorted(render._JINJA.list_templates()))
+
+
+def _level(c, n, p50, p95, p99, bounds=None):
+    """A scale level; ``bounds``: {field: (low, high)}, None where N is too small."""
+    level = {"concurrency": c, "n": n, "failures": 0, "p50": p50, "p95": p95, "p99": p99}
+    for field in ("p50", "p95", "p99"):
+        level[field + "_ci_low"], level[field + "_ci_high"] = (bounds or {}).get(
+            field, (None, None))
+    return level
+
+
+class TestScale(testtools.TestCase):
+
+    def _chart(self):
+        levels = [_level(1, 10, 2.0, 3.0, 4.0, {"p50": (1.0, 5.0)}),
+                  _level(4, 80, 4.0, 6.0, 7.0, {"p50": (3.5, 4.5), "p95": (5.0, 8.0),
+                                                "p99": (6.5, None)}),
+                  _level(16, 400, 8.0, 9.0, 9.5, {"p99": (9.0, 10.0)})]
+        return charts.quantiles("vmct.build [s]", "s", [("kvm", levels)], {"kvm": "#111"},
+                                95)
+
+    def test_log_axis_and_dodge(self):
+        c = self._chart()
+        # log2 axis 0..4 over 1006 px less 40 px each end: 1 -> 118, 4 -> 581, 16 -> 1044
+        self.assertEqual([(118.0, 1), (581.0, 4), (1044.0, 16)],
+                         [(col["x"], col["label"]) for col in c["columns"]])
+        self.assertEqual(["p50", "p95", "p99"], [s["field"] for s in c["series"]])
+        # one kind: its three quantiles 4 px apart around each level
+        self.assertEqual([114.0, 118.0, 122.0], [s["points"][0]["x"] for s in c["series"]])
+        self.assertEqual([(None, 2.0), ("7 4", 1.5), ("2 3", 1.5)],
+                         [(s["dash"], s["width"]) for s in c["series"]])
+
+    def test_y_axis_covers_the_whiskers_and_whiskers_only_where_bounded(self):
+        c = self._chart()
+        # highest figure: p99's upper bound 10 -> ticks 0..10; y(v) = 34 + 240 (1 - v/10)
+        self.assertEqual(["0", "2", "4", "6", "8", "10"], [t["label"] for t in c["ticks"]])
+        p50, p95, p99 = c["series"]
+        self.assertEqual({"x": 114.0, "y": 226.0, "low": 250.0, "high": 154.0},
+                         {k: p50["points"][0][k] for k in ("x", "y", "low", "high")})
+        self.assertEqual((None, None), (p95["points"][0]["low"], p95["points"][0]["high"]))
+        self.assertEqual((118.0, None), (p99["points"][1]["low"], p99["points"][1]["high"]))
+        self.assertEqual("kvm, concurrency 4: p99 7 s, 95 % CI [6.500 s, N too small] (N=80)",
+                         p99["points"][1]["tip"])
+        self.assertEqual("114.0,226.0 577.0,178.0 1040.0,82.0", p50["line"])
+
+    def test_chart_of_no_figure_and_single_point(self):
+        self.assertIsNone(charts.quantiles("t", "s", [("kvm", [
+            _level(1, 0, None, None, None)])], {"kvm": "#111"}, 95))
+        c = charts.quantiles("t", "s", [("kvm", [_level(1, 3, 1.0, 2.0, 3.0)]),
+                                        ("docker", [_level(1, 3, 1.0, 2.0, 3.0),
+                                                    _level(8, 3, 1.0, 2.0, 3.0)])],
+                             {"kvm": "#111", "docker": "#222"}, 95)
+        self.assertEqual([None] * 3, [s["line"] for s in c["series"][:3]])
+        self.assertEqual(6, sum(1 for s in c["series"][3:] for _ in s["points"]))
+        # two kinds: six slots 4 px apart, -10 .. +10 around the level
+        self.assertEqual([-10.0, -6.0, -2.0, 2.0, 6.0, 10.0],
+                         [s["points"][0]["x"] - c["columns"][0]["x"] for s in c["series"]])
+
+    def test_svg_is_accessible(self):
+        svg = render.macro("comparison_charts.html", "quantiles")(self._chart(), "scale-0")
+        self.assertIn('role="img" aria-labelledby="scale-0-title scale-0-desc"', svg)
+        self.assertIn('<title id="scale-0-title">vmct.build [s]</title>', svg)
+        self.assertIn('<desc id="scale-0-desc">p50, p95, p99 of vmct.build [s] per kind '
+                      '(kvm) at concurrency 1, 4, 16, on a log scale; whiskers: 95 % '
+                      'confidence intervals', svg)
+        self.assertIn('stroke-dasharray="2 3" points="', svg)
+        self.assertIn("concurrency (log scale)", svg)
+
+    def test_section_with_table(self):
+        data = cdata.compare(sr.scale_tasks(levels=(1, 8), minimum=10))
+        page = render.render_html(data)
+        self.assertIn('<h2 id="scale">Scale: latency against concurrency</h2>', page)
+        self.assertEqual(2, page.count('<svg class="chart scale"'))
+        self.assertEqual(2, page.count('<table class="quantiles tight">'))
+        for words in ('<section class="scale" id="scale-0" data-phase="build">',
+                      '<section class="scale" id="scale-1" data-phase="delete">',
+                      "the fewest for a lower / an upper bound are p50: 6 / 6, p95: 2 / 72, "
+                      "p99: 1 / 368.",
+                      '<i title="a 95 % upper bound of p95 needs N ≥ 72 (here N = 10)">'
+                      'N too small</i>',
+                      "the CIs of p50, p95 and p99"):
+            self.assertIn(words, page)
+        row = [g for g in data["groups"] if g["kind"] == "docker" and g["concurrency"] == 8
+               and g["metric"] == "vmct.build"][0]
+        self.assertIn('<td class="num ci">%s <small>[%s, %s]</small></td>' % (
+            formatting.fmt(row["p50"]), formatting.fmt(row["p50_ci_low"]),
+            formatting.fmt(row["p50_ci_high"])), page)
+
+    def test_no_section_with_one_level(self):
+        page = render.render_html(cdata.compare(_tasks()))
+        self.assertNotIn('id="scale"', page)
+        self.assertNotIn("chart scale", page)
+
+    def test_hostile_kind_name_is_escaped(self):
+        bad = '<script>alert("x")</script>'
+        escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"
+        data = cdata.compare(sr.scale_tasks(levels=(1, 4), kinds=(bad,)))
+        page = render.render_html(data)
+        self.assertNotIn("<script", page)
+        for where in ('<text x="94.0" y="18">%s</text>',                 # legend
+                      "<title>%s, concurrency 4: p50 ",                   # tooltip
+                      "per kind (%s) at concurrency 1, 4",                # description
+                      '<span class="kind" style="background:#1f77b4"></span>%s</td>'
+                      '<td class=num>4</td>'):                            # table
+            self.assertIn(where % escaped, page)
+
+    def test_csv_and_json_fields(self):
+        data = cdata.compare(sr.scale_tasks(levels=(1, 128), kinds=("kvm",)))
+        rows = list(csv.DictReader(io.StringIO(render.render_csv(data))))
+        row = [r for r in rows if r["metric"] == "vmct.build" and r["concurrency"] == "128"][0]
+        group = [g for g in data["groups"] if g["metric"] == "vmct.build"
+                 and g["concurrency"] == 128][0]
+        self.assertEqual((126, 2), (group["n"], group["failures"]))   # 1 in 64 fail
+        for field in cdata.QUANTILE_INTERVAL_FIELDS:
+            self.assertIn(field, cdata.CSV_COLUMNS)
+            if group[field] is None:
+                self.assertEqual("", row[field], field)
+            else:
+                self.assertEqual(group[field], float(row[field]), field)
+        self.assertEqual("", row["p99_ci_high"])             # N = 126 < 368
+        self.assertNotEqual("", row["p95_ci_high"])
+        loaded = json.loads(render.render_json(data))
+        self.assertEqual(4, loaded["format_version"])
+        level = loaded["scale"][0]["kinds"][0]["levels"][1]
+        self.assertEqual((128, None), (level["concurrency"], level["p99_ci_high"]))
+        self.assertEqual(group["p95_ci_high"], level["p95_ci_high"])
