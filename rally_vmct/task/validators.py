@@ -13,10 +13,15 @@
 
 * ``vmct_kind`` (syntax): what the ``kind`` JSON schema cannot say.
 * ``vmct_access`` (syntax): ``probe``, ``proxy_command``, ``wait_for_ssh``,
-  ``boot_args`` and the SSH key source fit together.
+  ``boot_args`` and the SSH key source fit together (``probe: none``, instances
+  that cannot be reached, never with ``wait_for_ssh``).
 * ``vmct_kind_resources`` (semantic, needs the cloud): the kind's image and
   flavor exist and the image fits the flavor (rally-openstack's
   ``image_valid_on_flavor`` applied to the nested ``kind.image``/``kind.flavor``).
+* ``vmct_capacity`` (semantic): the workload's concurrency fits the users' Nova
+  quotas and placement's capacity of the kind's compute hosts
+  (:mod:`rally_vmct.task.capacity`), so a level that cannot run says why before
+  it starts.
 * ``vmct_workloads``, ``vmct_workload_options``, ``vmct_non_empty_list``: the
   benchmark scenarios' ``workloads`` plan, ``fileio_dir`` and run counts, hosts.
 * ``vmct_benchmark_access``: VMCT.boot_and_benchmark's SSH key and netperf peer
@@ -26,6 +31,7 @@
 of a kind has. Every message names the argument and says how to fix it.
 """
 
+from rally.common import logging
 from rally.common import validation
 from rally.task import validation as task_validation
 from rally_openstack.common import consts
@@ -33,11 +39,15 @@ from rally_openstack.common import consts
 from rally_vmct.common import probes
 from rally_vmct.common import ssh as vmct_ssh
 from rally_vmct import opts
+from rally_vmct.task import capacity
 from rally_vmct.task.contexts import netperf_peer as peer_context
 from rally_vmct.task import kinds
+from rally_vmct.task.server import session as server_session
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import repeat
 from rally_vmct.workloads import storage
+
+LOG = logging.getLogger(__name__)
 
 RESERVED_BOOT_ARGS = ("name", "image", "flavor", "availability_zone", "scheduler_hints")
 
@@ -49,7 +59,8 @@ def has_context(config, name):
 
 def instance_scenario(cls):
     """The validators every scenario that boots a server of a kind has."""
-    for name, kwargs in (("vmct_kind_resources", {}),
+    for name, kwargs in (("vmct_capacity", {}),
+                         ("vmct_kind_resources", {}),
                          ("required_services", {"services": [consts.Service.NOVA]}),
                          ("required_platform", {"platform": "openstack", "users": True}),
                          ("vmct_access", {}),
@@ -108,7 +119,9 @@ class AccessValidator(validation.Validator):
             self.fail("Argument 'probe' is 'ping', which cannot go through the proxy command "
                       "(%s %r): use probe 'tcp' or 'ssh', or set proxy_command: ''"
                       % (source.lower(), proxy))
-        if probe not in probes.PROBES:
+        if probe == server_session.NO_PROBE and args.get("wait_for_ssh"):
+            self.fail(server_session.NO_PROBE_WITH_SSH)
+        if probe not in probes.PROBES + (server_session.NO_PROBE,):
             return          # args-spec reports it
         kind = args.get("kind") if isinstance(args.get("kind"), dict) else {}
         needs_ssh = probe == "ssh" or args.get("wait_for_ssh")
@@ -149,6 +162,114 @@ class KindResourcesValidator(ArgumentValidator):
         except validation.ValidationError as e:
             self.fail("Argument '%s' (kind %r): %s"
                       % (self.param_name, kind.get("name"), e.message))
+
+
+def placement_reader(clients):
+    """callable(path) -> placement's JSON answer, through the credential's session."""
+    credential = clients.credential
+    session = clients.keystone.get_session()[0]
+    endpoint = {"service_type": "placement", "region_name": credential.region_name}
+    if credential.endpoint_type:
+        endpoint["interface"] = credential.endpoint_type
+    return lambda path: session.get(path, endpoint_filter=endpoint).json()
+
+
+@validation.add("required_platform", platform="openstack", users=True)
+@validation.configure(name="vmct_capacity", platform="openstack")
+class CapacityValidator(ArgumentValidator):
+    """The workload's concurrency fits the users' Nova quotas and the kind's compute hosts.
+
+    (a) The Nova quotas (instances, cores, ram) of the users' projects, after what
+    the workload's ``quotas`` context sets (a new project's: the defaults); (b)
+    placement's capacity of the compute nodes of the kind's availability zone
+    (every node without one). (b) and the defaults need the admin credential.
+    What cannot be read is skipped with a debug log: the check never blocks a
+    task because it could not be made.
+    """
+
+    def __init__(self, param_name="kind"):
+        super().__init__(param_name)
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        kind = self.argument(config)
+        users = context.get("users") or []
+        admin_credential = (context.get("admin") or {}).get("credential")
+        if not isinstance(kind, dict) or kinds.problems(kind) or not (users or admin_credential):
+            return          # the syntax validators report the kind
+        need = capacity.demand(config, 1 if has_context(config, peer_context.KEY) else 0)
+        admin = admin_credential.clients() if admin_credential else None
+        flavor = self._read("the flavor", self._flavor,
+                            admin or users[0]["credential"].clients(), kind)
+        if flavor is None:
+            return
+        flavor_name, resources = flavor
+        problems = [self._read("the quotas", self._quota_problem, users, admin, config, need,
+                               resources),
+                    self._read("placement", self._hosts_problem, admin, kind, need, resources)]
+        problems = [problem for problem in problems if problem]
+        if problems:
+            self.fail("%s at concurrency %d on kind %r (flavor %r: %s) cannot run: %s"
+                      % (plugin_cls.get_name(), need.concurrency, kind["name"], flavor_name,
+                         capacity.describe_resources(resources), "; and ".join(problems)))
+
+    @staticmethod
+    def _read(what, read, *args):
+        try:
+            return read(*args)
+        except Exception as e:
+            LOG.debug("vmct_capacity: %s not checked (%s: %s)" % (what, type(e).__name__, e))
+            return None
+
+    @staticmethod
+    def _flavor(clients, kind):
+        """(name, resources) of the kind's flavor."""
+        # Imported here: rally_openstack is only needed when validating against a cloud.
+        from rally_openstack.task import types as openstack_types
+
+        lookup = openstack_types.Flavor(context={"admin": {"credential": clients.credential}})
+        flavor = clients.nova().flavors.get(lookup.pre_process(kind["flavor"], config={}))
+        return flavor.name, capacity.flavor_resources(
+            flavor.vcpus, flavor.ram, flavor.disk,
+            getattr(flavor, "OS-FLV-EXT-DATA:ephemeral", 0), getattr(flavor, "swap", 0),
+            flavor.get_keys())
+
+    @staticmethod
+    def _quota_problem(users, admin, config, need, resources):
+        overrides = capacity.quota_overrides(config.get("contexts"))
+        if admin and users and capacity.creates_users(config.get("contexts")):
+            defaults = admin.nova().quotas.defaults(users[0]["tenant_id"]).to_dict()
+            fits = [capacity.quota_fit("a new project of the users context (default quotas)",
+                                       capacity.default_quotas(defaults), resources, overrides)]
+        else:
+            fits = []
+            for tenant_id, credential in {u["tenant_id"]: u["credential"] for u in users}.items():
+                limits = credential.clients().nova().limits.get().absolute
+                absolute = capacity.absolute_quotas({limit.name: limit.value for limit in limits})
+                fits.append(capacity.quota_fit("the users' project %s" % tenant_id, absolute,
+                                               resources, overrides))
+        return capacity.quota_problem(need, fits)
+
+    @staticmethod
+    def _hosts_problem(admin, kind, need, resources):
+        if admin is None:
+            LOG.debug("vmct_capacity: placement not checked (no admin credential)")
+            return None
+        nova = admin.nova()
+        zone = kind.get("availability_zone")
+        hosts = None
+        if zone:
+            hosts = capacity.zone_hosts(
+                [z.to_dict() for z in nova.availability_zones.list(detailed=True)], zone)
+        get = placement_reader(admin)
+        providers = {rp["name"]: rp["uuid"]
+                     for rp in get("/resource_providers")["resource_providers"]}
+
+        def read(uuid):
+            return (get("/resource_providers/%s/inventories" % uuid)["inventories"],
+                    get("/resource_providers/%s/usages" % uuid)["usages"])
+        fits = capacity.host_fits([h.to_dict() for h in nova.hypervisors.list(detailed=True)],
+                                  hosts, providers, read, resources)
+        return capacity.hosts_problem(need, fits, zone)
 
 
 @validation.configure(name="vmct_workloads")

@@ -4,12 +4,15 @@ Validation has three stages: syntax (argument schemas and our syntax
 validators), platform (credentials present) and semantic (the cloud answers,
 Nova is in the catalog, the kind's image and flavor exist and fit). The
 semantic stage needs a cloud, so the test serves a tiny fake OpenStack on a
-loopback port: Keystone v3 (token + catalog), Nova flavors and Glance images,
-seeded with the images and flavors the example args files name. A Rally env
-``existing@openstack`` with a plain user points at it.
+loopback port: Keystone v3 (token + catalog), Nova flavors, limits, default quotas,
+availability zones and hypervisors, Glance images and placement's resource
+providers, seeded with the images, flavors and zones the example args files name
+(one compute host per zone). Two Rally envs ``existing@openstack`` point at it: one
+with the admin credential and a user (the samples' default: their ``quotas``
+context needs admin), one with a plain user only.
 
 Each sample is validated with every args file in ``samples/tasks/args`` whose
-first comment names it (``# Task arguments for samples/tasks/<name>.yaml`` or
+first comment line names it (``# Task arguments for samples/tasks/<name>.yaml`` or
 ``samples/tasks/{a,b}.yaml``), and with the file the all-in-one cloud and devstack's
 plugin generate (tools/task_args.py, the one writer both call). Bad arguments must be rejected
 with the argument's name.
@@ -40,8 +43,6 @@ VALID = "Input Task is valid :)"
 # prints (demo.yaml, native.yaml).
 TASK_ARGS = os.path.join(ROOT, "tools", "task_args.py")
 NET_ID = "4528a7f8-5207-4117-9ffa-f6846284804c"
-# samples whose scenarios need admin credentials besides the users
-ADMIN_SAMPLES = ("conformance.yaml",)
 NATIVE_HOST = {"host": "127.0.0.1", "port": 22822, "user": "root", "key_file": "/k/id_ed25519"}
 NATIVE = {
     "native": {"kind": "native", "host": NATIVE_HOST,
@@ -50,6 +51,12 @@ NATIVE = {
     "native_hosts": [NATIVE_HOST],
 }
 NATIVE["netperf_peer"] = NATIVE["native"]["netperf_peer"]   # native.yaml's form
+# the fake cloud's compute hosts: one per availability zone, each holding HOLDS servers of a
+# 1-VCPU flavor, but the one of SMALL_ZONE (SMALL_HOLDS)
+HOLDS = 1000
+FAKE_ZONE, SMALL_ZONE, SMALL_HOLDS = "fake", "small", 40
+FAKE_KIND = {"name": "fake", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
+             "availability_zone": FAKE_ZONE}
 
 
 def write_generated_args(path):
@@ -71,7 +78,8 @@ def sample_args():
     pairs = {path: [] for path in sorted(glob.glob(os.path.join(SAMPLES, "*.yaml")))}
     for args_file in sorted(glob.glob(os.path.join(ARGS, "*.yaml"))):
         with open(args_file) as f:
-            header = "".join(line for line in f if line.startswith("#"))
+            first = f.readline()
+        header = first if first.startswith("#") else ""
         for match in re.finditer(r"samples/tasks/(\{[^}]*\}|[\w.-]+?)\.yaml", header):
             names = match.group(1).strip("{}").split(",")
             for name in names:
@@ -82,8 +90,8 @@ def sample_args():
 
 
 def resource_names(args_files):
-    """Image and flavor names the args files refer to (regexes made literal)."""
-    images, flavors = {"cirros"}, {"m1.tiny"}
+    """Image, flavor and availability zone names the args files refer to (regexes literal)."""
+    images, flavors, zones = {"cirros"}, {"m1.tiny"}, {"nova", FAKE_ZONE, SMALL_ZONE}
 
     def walk(node):
         if isinstance(node, dict):
@@ -92,6 +100,8 @@ def resource_names(args_files):
                     name = value.get("name") or value.get("regex", "").strip("^$")
                     if re.fullmatch(r"[\w.-]+", name or ""):
                         (images if key == "image" else flavors).add(name)
+                if key == "availability_zone" and isinstance(value, str):
+                    zones.add(value)
                 walk(value)
         elif isinstance(node, list):
             for item in node:
@@ -99,23 +109,63 @@ def resource_names(args_files):
     for path in args_files:
         with open(path) as f:
             walk(yaml.safe_load(f))
-    return sorted(images), sorted(flavors)
+    return sorted(images), sorted(flavors), sorted(zones)
 
 
 class FakeOpenStack(http.server.ThreadingHTTPServer):
-    """Keystone v3, Nova flavors and Glance images; enough for Rally's validators."""
+    """Keystone v3, Nova, Glance images and placement; enough for Rally's validators.
+
+    One compute host per availability zone, ``<zone>-1``, holding ``holds[zone]`` servers
+    of the 1 VCPU / 1024 MB / 10 GB flavors (HOLDS unless set); Nova's default quotas and
+    the users' limits are Nova's own defaults (10 instances, 20 cores, 50 GB of RAM).
+    """
 
     daemon_threads = True
 
-    def __init__(self, images, flavors):
+    def __init__(self, images, flavors, zones):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.images = [{"id": "00000000-0000-0000-0000-%012d" % i, "name": name,
                         "size": 1024, "min_ram": 0, "min_disk": 0, "status": "active",
                         "visibility": "public"} for i, name in enumerate(images)]
         self.flavors = [{"id": str(i + 1), "name": name, "ram": 1024, "disk": 10, "vcpus": 1,
-                         "links": []} for i, name in enumerate(flavors)]
+                         "swap": "", "OS-FLV-EXT-DATA:ephemeral": 0, "links": []}
+                        for i, name in enumerate(flavors)]
+        self.zones = zones
+        self.holds = {SMALL_ZONE: SMALL_HOLDS}
+        self.quota_set = {"instances": 10, "cores": 20, "ram": 51200, "key_pairs": 100}
         self.requests = []
         self.url = "http://127.0.0.1:%d" % self.server_address[1]
+
+    def limits(self):
+        used = {"totalInstancesUsed": 0, "totalCoresUsed": 0, "totalRAMUsed": 0}
+        return {"limits": {"rate": [], "absolute": dict(
+            used, maxTotalInstances=self.quota_set["instances"],
+            maxTotalCores=self.quota_set["cores"], maxTotalRAMSize=self.quota_set["ram"])}}
+
+    def hypervisors(self):
+        return [{"id": i + 1, "hypervisor_hostname": zone + "-1", "state": "up",
+                 "status": "enabled", "service": {"host": zone + "-1", "id": i + 1}}
+                for i, zone in enumerate(self.zones)]
+
+    def inventories(self, zone):
+        holds = self.holds.get(zone, HOLDS)
+        return {rc: {"total": total, "reserved": 0, "allocation_ratio": 1.0, "min_unit": 1,
+                     "max_unit": total, "step_size": 1}
+                for rc, total in (("VCPU", holds), ("MEMORY_MB", 1024 * holds),
+                                  ("DISK_GB", 10 * holds))}
+
+    def placement(self, path):
+        """Placement's answer to GET ``path`` (below /placement), or None."""
+        if path == "/resource_providers":
+            return {"resource_providers": [{"uuid": "rp-" + zone, "name": zone + "-1",
+                                            "generation": 1} for zone in self.zones]}
+        match = re.fullmatch(r"/resource_providers/rp-(.+)/(inventories|usages)", path)
+        if not match or match.group(1) not in self.zones:
+            return None
+        if match.group(2) == "usages":
+            return {"usages": {}, "resource_provider_generation": 1}
+        return {"inventories": self.inventories(match.group(1)),
+                "resource_provider_generation": 1}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -145,6 +195,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 "links": [{"rel": "self", "href": url + "/identity/v3/"}]}})
         if path == "/compute/v2.1/flavors/detail":
             return self.reply(200, {"flavors": self.server.flavors})
+        if path == "/compute/v2.1/limits":
+            return self.reply(200, self.server.limits())
+        if re.fullmatch(r"/compute/v2.1/os-quota-sets/[^/]+/defaults", path):
+            return self.reply(200, {"quota_set": dict(self.server.quota_set, id="p1")})
+        if path == "/compute/v2.1/os-availability-zone/detail":
+            return self.reply(200, {"availabilityZoneInfo": [
+                {"zoneName": zone, "zoneState": {"available": True},
+                 "hosts": {zone + "-1": {"nova-compute": {"available": True, "active": True}}}}
+                for zone in self.server.zones]})
+        if path == "/compute/v2.1/os-hypervisors/detail":
+            return self.reply(200, {"hypervisors": self.server.hypervisors()})
+        if path.startswith("/placement/"):
+            answer = self.server.placement(path[len("/placement"):])
+            return self.reply(200, answer) if answer else self.not_found(path)
+        if re.fullmatch(r"/compute/v2.1/flavors/[^/]+/os-extra_specs", path):
+            return self.reply(200, {"extra_specs": {}})
         if path.startswith("/compute/v2.1/flavors/"):
             wanted = path.rsplit("/", 1)[1]
             for flavor in self.server.flavors:
@@ -177,7 +243,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             for interface in ("public", "internal", "admin")]}
             for stype, name, prefix in (("identity", "keystone", "/identity/v3"),
                                         ("compute", "nova", "/compute/v2.1"),
-                                        ("image", "glance", "/image"))]
+                                        ("image", "glance", "/image"),
+                                        ("placement", "placement", "/placement"))]
         domain = {"id": "default", "name": "Default"}
         token = {"token": {
             "methods": ["password"], "expires_at": "2099-01-01T00:00:00.000000Z",
@@ -203,9 +270,9 @@ class SamplesValidateTestCase(testtools.TestCase):
         write_generated_args(cls.generated)
         for files in cls.pairs.values():
             files.append(cls.generated)
-        images, flavors = resource_names(
+        images, flavors, zones = resource_names(
             [f for files in cls.pairs.values() for f in files])
-        cls.cloud = FakeOpenStack(images, flavors)
+        cls.cloud = FakeOpenStack(images, flavors, zones)
         cls.thread = threading.Thread(target=cls.cloud.serve_forever, daemon=True)
         cls.thread.start()
 
@@ -225,8 +292,9 @@ class SamplesValidateTestCase(testtools.TestCase):
             "users": [{"username": "demo", "password": "secret", "project_name": "demo",
                        "user_domain_name": "Default", "project_domain_name": "Default"}]}}
         spec_file = os.path.join(self.home.path, "spec.json")
-        # samples with a scenario that asks for admin credentials (conformance.yaml's
-        # NovaServers.boot_and_rebuild_server) validate in an env that has them too
+        # the samples validate in an env with the admin credential besides the user, as the
+        # all-in-one cloud's and devstack's: their quotas context (and conformance.yaml's
+        # NovaServers.boot_and_rebuild_server) needs it; "fake-cloud" has the user alone
         spec_admin = {"existing@openstack": dict(
             spec["existing@openstack"],
             admin=dict(spec["existing@openstack"]["users"][0], username="admin"))}
@@ -235,18 +303,18 @@ class SamplesValidateTestCase(testtools.TestCase):
                 json.dump(content, f)
             self.home.rally("env", "create", "--name", name, "--spec", spec_file)
 
-    def validate(self, sample, args_file=None, task_args=None, check=True):
-        argv = ["task", "validate", os.path.join(SAMPLES, sample)]
-        if sample.endswith(ADMIN_SAMPLES):
-            argv += ["--env", "fake-cloud-admin"]
+    def validate(self, sample, args_file=None, task_args=None, check=True,
+                 env="fake-cloud-admin"):
+        argv = ["task", "validate", os.path.join(SAMPLES, sample), "--env", env]
         if args_file:
             argv += ["--task-args-file", args_file]
         if task_args is not None:
             argv += ["--task-args", json.dumps(task_args)]
         return self.home.rally(*argv, check=check)
 
-    def assertRejected(self, sample, task_args, *fragments, args_file=None):
-        proc = self.validate(sample, args_file, task_args, check=False)
+    def assertRejected(self, sample, task_args, *fragments, args_file=None,
+                       env="fake-cloud-admin"):
+        proc = self.validate(sample, args_file, task_args, check=False, env=env)
         self.assertNotEqual(0, proc.returncode, proc.stdout[-3000:])
         self.assertNotIn(VALID, proc.stdout)
         for fragment in fragments:
@@ -358,3 +426,130 @@ class SamplesValidateTestCase(testtools.TestCase):
         self.assertEqual("done", expect["qemu-tcg"]["attach_interface"])
         # every workload of every kind gets rally-openstack's network context
         self.assertEqual(2 * 7, proc.stdout.count('"network": {"dns_nameservers": []}'))
+
+    # -- quotas, capacity and the scale sweep ------------------------------------------------
+
+    def generated_args(self, **extra):
+        """The AIO's args file with ``extra`` (e.g. fake_kind) added, as a new file."""
+        with open(self.generated) as f:
+            args = yaml.safe_load(f)
+        args.update(extra)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=self.home.path,
+                                         delete=False) as f:
+            yaml.safe_dump(args, f)
+        return f.name
+
+    @staticmethod
+    def rendered(proc):
+        """The task Rally rendered (``Task is:`` in its output)."""
+        text = proc.stdout.split("Task is:\n", 1)[1]
+        return yaml.safe_load(re.split(r"\nTask syntax is correct|\nInput task is invalid",
+                                       text)[0])
+
+    def test_sweeps_size_the_quotas_context_per_level(self):
+        proc = self.validate("lifecycle.yaml", os.path.join(ARGS, "example-cloud.yaml"))
+        self.assertIn(VALID, proc.stdout)
+        for subtask in self.rendered(proc)["subtasks"]:
+            for workload in subtask["workloads"]:
+                level = workload["runner"]["constant"]["concurrency"]
+                self.assertEqual({"nova": {"instances": level + 2, "cores": -1, "ram": -1},
+                                  "neutron": {"port": -1}}, workload["contexts"]["quotas"])
+        # benchmark.yaml: the netperf peer of each tenant counts too
+        proc = self.validate("benchmark.yaml", task_args=dict(
+            self.aio_args(), concurrency=[4],
+            contexts={"users": {"tenants": 2, "users_per_tenant": 1}, "keypair": {},
+                      "allow_ssh": None}))
+        self.assertIn(VALID, proc.stdout)
+        workload = self.rendered(proc)["subtasks"][0]["workloads"][0]
+        self.assertEqual(4 + 2 + 2, workload["contexts"]["quotas"]["nova"]["instances"])
+        # the workload's own quotas context is kept; quotas: false leaves it out
+        mine = {"users": {"tenants": 1, "users_per_tenant": 1},
+                "quotas": {"nova": {"instances": 99}}}
+        for task_args, expected in (({"contexts": mine}, {"nova": {"instances": 99}}),
+                                    ({"quotas": False}, None)):
+            proc = self.validate("stop-start.yaml", os.path.join(ARGS, "example-quick.yaml"),
+                                 task_args=task_args)
+            self.assertIn(VALID, proc.stdout)
+            for subtask in self.rendered(proc)["subtasks"]:
+                self.assertEqual(expected, subtask["workloads"][0]["contexts"].get("quotas"))
+
+    def test_quota_without_the_quotas_context_is_rejected_before_the_start(self):
+        # what the AIO saw: 16 at once in a new project whose quota is Nova's default 10
+        kinds = [{"name": "docker", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
+                  "availability_zone": "docker"}]
+        self.assertRejected(
+            "lifecycle.yaml", {"kinds": kinds, "concurrency": [16], "quotas": False},
+            "vmct_capacity", "VMCT.boot_and_delete_server at concurrency 16 on kind 'docker' "
+            "(flavor 'm1.tiny': 1 VCPU, 1024 MB RAM, 10 GB disk) cannot run",
+            "may start 10 more such servers (quota instances 10, 0 in use)",
+            "add rally-openstack's quotas context")
+        self.assertIn("GET /compute/v2.1/os-quota-sets/p1/defaults", self.cloud.requests)
+        # a cloud whose Rally env has users but no admin: quotas: false, the users' own limits
+        proc = self.validate("lifecycle.yaml", task_args={"kinds": kinds, "concurrency": [2],
+                                                          "quotas": False}, env="fake-cloud")
+        self.assertIn(VALID, proc.stdout)
+        self.assertIn("GET /compute/v2.1/limits", self.cloud.requests)
+        self.assertRejected("lifecycle.yaml", {"kinds": kinds, "concurrency": [2]},
+                            "quotas", "No admin credential", env="fake-cloud")
+
+    def test_a_level_beyond_the_hosts_is_rejected_before_the_start(self):
+        small = dict(FAKE_KIND, availability_zone=SMALL_ZONE)
+        self.assertRejected(
+            "scale.yaml", {"fake_kind": small, "concurrency": [8, 64]},
+            "VMCT.boot_and_delete_server at concurrency 64 on kind 'fake'",
+            "the compute hosts of availability zone 'small' hold 40 such servers at once, the "
+            "workload needs 64 at once: small-1 holds 40 (VCPU: (40 total - 0 reserved) x "
+            "allocation ratio 1, 0 used, 1 a server)",
+            "Lower the concurrency to 40, or raise the allocation ratio of VCPU")
+        self.assertIn("GET /placement/resource_providers/rp-small/inventories",
+                      self.cloud.requests)
+
+    def test_scale_sweeps_each_kind_up_to_what_it_holds(self):
+        args = self.generated_args(fake_kind=FAKE_KIND, capacity={"docker": 32, "qemu-tcg": 0})
+        proc = self.validate("scale.yaml", args)
+        self.assertIn(VALID, proc.stdout)
+        task = self.rendered(proc)
+        self.assertEqual("qemu-tcg left out: this cloud holds 0 of its servers at once",
+                         task["description"])
+        by_kind = {s["title"].split(":")[0]: s for s in task["subtasks"]}
+        self.assertEqual(["fake", "docker"], list(by_kind))
+        self.assertEqual("fake: boot and delete at concurrency 1 to 256",
+                         by_kind["fake"]["title"])
+        self.assertEqual("docker: boot and delete at concurrency 1 to 32 (stops at 32: this "
+                         "cloud holds 32)", by_kind["docker"]["title"])
+        self.assertIn("64, 128, 256 left out: the hosts of kind docker hold 32",
+                      by_kind["docker"]["description"])
+        for kind, levels, probe in (("fake", [1, 8, 32, 64, 128, 256], "none"),
+                                    ("docker", [1, 8, 32], "tcp")):
+            workloads = by_kind[kind]["workloads"]
+            self.assertEqual(levels, [w["runner"]["constant"]["concurrency"] for w in workloads])
+            self.assertEqual([max(2 * level, 100) for level in levels],
+                             [w["runner"]["constant"]["times"] for w in workloads])
+            self.assertEqual([level + 2 for level in levels],
+                             [w["contexts"]["quotas"]["nova"]["instances"] for w in workloads])
+            for workload in workloads:
+                args = workload["scenario"]["VMCT.boot_and_delete_server"]
+                self.assertEqual(probe, args["probe"])
+                self.assertEqual(probe != "none", "proxy_command" in args)
+                self.assertEqual({"failure_rate": {"max": 0}}, workload["sla"])
+
+    def test_scale_ci_overrides(self):
+        with open(os.path.join(ARGS, "scale-ci.yaml")) as f:
+            overrides = yaml.safe_load(f)
+        proc = self.validate("scale.yaml", self.generated_args(fake_kind=FAKE_KIND),
+                             task_args=overrides)
+        self.assertIn(VALID, proc.stdout)
+        [subtask] = self.rendered(proc)["subtasks"]
+        self.assertEqual("fake: boot and delete at concurrency 1 to 32", subtask["title"])
+        self.assertEqual([(1, 32), (8, 32), (32, 32)],
+                         [(w["runner"]["constant"]["concurrency"],
+                           w["runner"]["constant"]["times"]) for w in subtask["workloads"]])
+
+    def test_probe_none_never_with_wait_for_ssh(self):
+        kinds = [dict(FAKE_KIND)]
+        self.assertRejected("lifecycle.yaml", {"kinds": kinds, "probe": "none",
+                                               "wait_for_ssh": True, "concurrency": [1]},
+                            "'probe: none' and 'wait_for_ssh: true'")
+        proc = self.validate("reboot.yaml", task_args={"kinds": kinds, "probe": "none",
+                                                       "wait_for_ssh": False})
+        self.assertIn(VALID, proc.stdout)

@@ -23,11 +23,14 @@ from rally_vmct.task import nova_facts
 from rally_vmct.task.contexts import netperf_peer as peer_context
 from rally_vmct.task.contexts import workload_image
 from rally_vmct.task.scenarios import instance
-from rally_vmct.task.scenarios import lifecycle
 from rally_vmct.task.server import diagnostics
 from rally_vmct.task import validators
 from rally_vmct.workloads import facts as facts_lib
 from rally_vmct.workloads import plan as plan_lib
+
+
+# The lifecycle probes but "none": the workloads run over SSH.
+Probe = t.Literal["tcp", "ping", "ssh"]
 
 
 class PeerMissing(RuntimeError):
@@ -45,7 +48,7 @@ class BootAndBenchmark(instance.InstanceScenario):
     def run(self, kind: kinds.KindArg,
             workloads: list[dict[str, t.Any]] | None = None,
             netperf_peer: t.Literal["instance", "none"] | benchmarking.NetperfPeer | None = None,
-            probe: lifecycle.Probe = "tcp",
+            probe: Probe = "tcp",
             proxy_command: str | None = None,
             ssh_user: t.Annotated[str, scenario.Field(min_length=1)] | None = None,
             command_timeout: benchmarking.Timeout | None = None,
@@ -96,7 +99,8 @@ class BootAndBenchmark(instance.InstanceScenario):
             on which the scenario starts netserver if it is not running,
             listen: the address that netserver binds there (default: all)}
         :param probe: what "reachable" means before the SSH wait: "tcp",
-            "ping" or "ssh" (see VMCT.boot_and_delete_server)
+            "ping" or "ssh" (see VMCT.boot_and_delete_server); not "none": the
+            workloads run over SSH, so the instance must be reachable
         :param proxy_command: reach instances through this command, OpenSSH
             ProxyCommand syntax with %h %p %r (e.g. "ssh -W %h:%p bastion");
             default [vmct] ssh_proxy_command; "" for none

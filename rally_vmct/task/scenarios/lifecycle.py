@@ -15,7 +15,10 @@ Each phase is timed by the server's session
 (:mod:`rally_vmct.task.server.session`: boot, network, delete;
 :mod:`rally_vmct.task.server.power`: reboots, stop and start) from the
 transitions the fast waiter observed (poll every ``[vmct] poll_interval`` s)
-and recorded as a ``vmct.*`` atomic action.
+and recorded as a ``vmct.*`` atomic action. With ``probe: none`` (a kind whose
+instances cannot be reached, e.g. Nova's fake driver) the network and SSH
+phases are left out: build and delete (and reboot, stop, start up to ACTIVE or
+SHUTOFF) are still timed.
 """
 
 import typing as t
@@ -29,7 +32,8 @@ from rally_vmct.task.server import diagnostics
 from rally_vmct.task.server import power
 from rally_vmct.task import validators
 
-Probe = t.Literal["tcp", "ping", "ssh"]
+# "none": the instances cannot be reached; no network or SSH phase (session.NO_PROBE)
+Probe = t.Literal["tcp", "ping", "ssh", "none"]
 Count = t.Annotated[int, scenario.Field(ge=1)]
 
 
@@ -43,10 +47,11 @@ class BootAndDeleteServer(instance.InstanceScenario):
         """Boot a server of a kind, wait until it is reachable, delete it; time each phase.
 
         Atomic actions, in order: vmct.build (create request -> ACTIVE),
-        vmct.wait_for_network (ACTIVE -> reachable), vmct.wait_for_ssh (only with
-        wait_for_ssh), vmct.delete (delete request -> 404). Output: the additive
-        StatsTable "<kind>: lifecycle [s]" (build, wait_for_network,
-        wait_for_ssh, build_and_network, delete, total), and tables of the
+        vmct.wait_for_network (ACTIVE -> reachable; not with probe "none"),
+        vmct.wait_for_ssh (only with wait_for_ssh), vmct.delete (delete request
+        -> 404). Output: the additive StatsTable "<kind>: lifecycle [s]" (build,
+        wait_for_network, wait_for_ssh, build_and_network, delete, total; with
+        probe "none": build, delete, total), and tables of the
         server's state transitions and of Nova's instance actions. Phases are timed by polling every
         [vmct] poll_interval seconds (0.2 by default), not Rally's 2 s.
 
@@ -57,7 +62,10 @@ class BootAndDeleteServer(instance.InstanceScenario):
             The name labels every chart and the comparison exporter's groups.
         :param probe: what "reachable" means: "tcp" (connect to ssh_port; through
             a proxy command: the SSH banner arrives), "ping" (one ICMP echo; not
-            through a proxy) or "ssh" (an SSH login runs `true`; needs a key)
+            through a proxy), "ssh" (an SSH login runs `true`; needs a key) or
+            "none" (the kind's instances cannot be reached, e.g. Nova's fake
+            driver: no network phase and no address needed, build and delete
+            are timed; not with wait_for_ssh)
         :param wait_for_ssh: after reachable, also time until an SSH command
             succeeds (vmct.wait_for_ssh); needs the keypair context or
             kind.ssh_key_file
@@ -72,7 +80,9 @@ class BootAndDeleteServer(instance.InstanceScenario):
         session = self._open_session(kind, probe, wait_for_ssh, proxy_command)
         try:
             session.wait_for_network(self._boot(session, boot_args))
-            session.add_row("build_and_network", session.row_total("build", "wait_for_network"))
+            if session.access.reachable:
+                session.add_row("build_and_network",
+                                session.row_total("build", "wait_for_network"))
             session.fetch_actions()
             gone = session.delete()
             self.add_output(additive=diagnostics.lifecycle_chart(session, gone.at))
@@ -96,8 +106,10 @@ class BootAndRebootServer(instance.InstanceScenario):
         order: .left_active (request -> REBOOT/HARD_REBOOT status or reboot task
         state seen; absent when the reboot finished between two polls, which
         Nova's instance action or a changed boot id then proves), .active
-        (-> ACTIVE with no task), .reachable (-> probe succeeds), .ssh_ready
-        (-> SSH command succeeds, with wait_for_ssh). With SSH, the guest's boot
+        (-> ACTIVE with no task), .reachable (-> probe succeeds; not with probe
+        "none"), .ssh_ready (-> SSH command succeeds, with wait_for_ssh). With
+        probe "none" there is no vmct.wait_for_network either and a reboot ends
+        when the server is ACTIVE again. With SSH, the guest's boot
         id and PID 1 start time must change, else the iteration fails. A soft
         reboot whose compute event (or request -> ACTIVE time) lasted at least
         soft_reboot_fallback_seconds was turned into a hard reboot by the
@@ -116,7 +128,8 @@ class BootAndRebootServer(instance.InstanceScenario):
         :param soft_reboot_fallback_seconds: the cloud's [libvirt]
             wait_soft_reboot_seconds (120 by default): a soft reboot at least
             this long is reported as soft_fell_back_to_hard
-        :param probe: what "reachable" means: "tcp", "ping" or "ssh" (see
+        :param probe: what "reachable" means: "tcp", "ping", "ssh" or "none"
+            (not reachable: each reboot ends at ACTIVE; see
             VMCT.boot_and_delete_server)
         :param wait_for_ssh: also time until an SSH command succeeds after each
             reboot and check that the guest really restarted; needs the keypair
@@ -160,6 +173,8 @@ class BootStopStartServer(instance.InstanceScenario):
         vmct.stop (request -> SHUTOFF) and vmct.start with children
         vmct.start.active (request -> ACTIVE), vmct.start.reachable (-> probe
         succeeds) and vmct.start.ssh_ready (with wait_for_ssh); vmct.delete.
+        With probe "none" there is no vmct.wait_for_network and no
+        vmct.start.reachable: a start ends when the server is ACTIVE.
         Output: "<kind>: lifecycle [s]" (build, wait_for_network, stop, start,
         delete, total; stop and start are means over the cycles) and the
         transitions and instance-action tables.
@@ -167,7 +182,8 @@ class BootStopStartServer(instance.InstanceScenario):
         :param kind: instance kind (see VMCT.boot_and_delete_server)
         :param cycles: stop/start cycles per iteration (>= 1)
         :param probe: what "reachable" means after boot and each start: "tcp",
-            "ping" or "ssh" (see VMCT.boot_and_delete_server)
+            "ping", "ssh" or "none" (not reachable; see
+            VMCT.boot_and_delete_server)
         :param wait_for_ssh: also time until an SSH command succeeds after boot
             and each start; needs the keypair context or kind.ssh_key_file
         :param proxy_command: how to reach instances, as in

@@ -16,7 +16,9 @@ A reboot is recorded as ``vmct.reboot_<type>`` with the children
 order); a soft reboot that the compute driver turned into a hard one is
 renamed ``vmct.reboot_soft_fell_back_to_hard``, so it is never averaged with
 real soft reboots. Start is ``vmct.start`` with ``.active``, ``.reachable`` and
-``.ssh_ready``; stop is ``vmct.stop``.
+``.ssh_ready``; stop is ``vmct.stop``. With probe ``"none"`` (instances the
+harness cannot reach) there is no ``.reachable`` or ``.ssh_ready``: a reboot or
+start ends when the server is ACTIVE again.
 """
 
 from rally_vmct.common import instance_actions

@@ -46,6 +46,11 @@ LOG = logging.getLogger(__name__)
 
 # Microversion from which non-admin users see instance action events.
 ACTIONS_MICROVERSION = "2.51"
+# The probe of instances the harness cannot reach: no network, SSH or address phases.
+NO_PROBE = "none"
+NO_PROBE_WITH_SSH = ("Arguments 'probe: none' and 'wait_for_ssh: true' contradict each other: "
+                     "probe none means the instances cannot be reached, so there is no SSH to "
+                     "wait for; set wait_for_ssh: false, or a probe (tcp, ping, ssh)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +67,8 @@ class Access:
     @classmethod
     def of(cls, kind, probe="tcp", wait_for_ssh=False, proxy_command=None, keypair=None):
         """From task arguments: ``proxy_command`` None means [vmct] ssh_proxy_command."""
+        if probe == NO_PROBE and wait_for_ssh:
+            raise ValueError(NO_PROBE_WITH_SSH)
         if proxy_command is None:
             proxy_command = opts.get("ssh_proxy_command")
         pkey = key_filename = None
@@ -73,6 +80,11 @@ class Access:
         return cls(probe=probe, wait_for_ssh=bool(wait_for_ssh) and probe != "ssh",
                    proxy_command=proxy_command or None, pkey=pkey, key_filename=key_filename,
                    connect_timeout=opts.get("ssh_connect_timeout"))
+
+    @property
+    def reachable(self):
+        """Does the harness reach the instances at all (any probe but "none")?"""
+        return self.probe != NO_PROBE
 
     @property
     def has_key(self):
@@ -284,7 +296,12 @@ class ServerSession:
         return result
 
     def wait_ready(self, prefix, start):
-        """``<prefix>.reachable`` (+ ``<prefix>.ssh_ready``) from ``start``; when ready."""
+        """``<prefix>.reachable`` (+ ``<prefix>.ssh_ready``) from ``start``; when ready.
+
+        Without a probe (``"none"``) there is nothing to wait for: ``start``.
+        """
+        if not self.access.reachable:
+            return start
         ready = self.wait_probe(self.access.probe, prefix + ".reachable", start).finish
         if self.access.wait_for_ssh:
             ready = self.wait_probe("ssh", prefix + ".ssh_ready", ready).finish
@@ -293,8 +310,11 @@ class ServerSession:
     def wait_for_network(self, active):
         """``vmct.wait_for_network`` (+ ``vmct.wait_for_ssh``) from the ACTIVE observation.
 
-        Returns the monotonic instant the instance was last found ready.
+        Returns the monotonic instant the instance was last found ready; without a
+        probe (``"none"``) no phase is timed and that is the ACTIVE observation's.
         """
+        if not self.access.reachable:
+            return active.at
         self.address = self.address or self.server_address()
         network = self.wait_probe(self.access.probe, "vmct.wait_for_network", active.at)
         self.add_row("wait_for_network", network.duration)

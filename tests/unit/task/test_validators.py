@@ -8,6 +8,7 @@ tests/functional/test_samples_validate.py runs the real CLI.
 from unittest import mock
 
 from oslo_config import cfg
+from rally.common import validation
 from rally import plugins
 from rally.task import scenario
 from rally.task import types
@@ -15,6 +16,8 @@ import testtools
 
 from rally_vmct import opts
 from rally_vmct.task import kinds
+from rally_vmct.task import validators
+from tests.unit.common import fakes
 
 KIND = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"}}
 SCENARIOS = ("VMCT.boot_and_delete_server", "VMCT.boot_and_reboot_server",
@@ -112,6 +115,21 @@ class TestSyntax(testtools.TestCase):
                                     {"kind": KIND, "probe": "ssh"},
                                     contexts={"keypair@openstack": {}}))
 
+    def test_probe_none_is_a_lifecycle_probe_without_ssh(self):
+        for name in SCENARIOS:
+            self.assertEqual([], errors(name, {"kind": KIND, "probe": "none"}))
+            text = self.assertRejected(name, {"kind": KIND, "probe": "none",
+                                              "wait_for_ssh": True},
+                                       "'probe: none'", "'wait_for_ssh: true'",
+                                       contexts={"keypair": {}})
+            self.assertIn("set wait_for_ssh: false", text)
+        # the benchmark needs SSH: "none" is not one of its probes
+        self.assertRejected("VMCT.boot_and_benchmark", {"kind": KIND, "probe": "none"},
+                            "Argument 'probe' is invalid", "'none' is not one of",
+                            contexts={"keypair": {}})
+        info = scenario.Scenario.get("VMCT.boot_and_benchmark").get_info()
+        self.assertIn('not "none"', info["schema"]["properties"]["probe"]["description"])
+
     def test_proxy_command(self):
         self.assertRejected("VMCT.boot_and_delete_server",
                             {"kind": KIND, "proxy_command": "nc %h %q"},
@@ -169,3 +187,185 @@ class TestKindResourceType(testtools.TestCase):
                                                kinds.ssh_port(KIND)))
         self.assertEqual(["kind must be a mapping like {name: kvm, image: {name: ...}, "
                           "flavor: {name: ...}}"], kinds.problems("kvm"))
+
+
+class FakeCloud:
+    """Nova (flavors, limits, default quotas, zones, hypervisors) and placement for vmct_capacity.
+
+    Two compute nodes in zone "fake" (8 VCPU x 16, 4096 MB, 40 GB each; one node's RAM half
+    used), one in zone "docker"; quota 10 instances.
+    """
+
+    def __init__(self):
+        self.limits = {"maxTotalInstances": 10, "totalInstancesUsed": 0, "maxTotalCores": 20,
+                       "totalCoresUsed": 0, "maxTotalRAMSize": 51200, "totalRAMUsed": 0}
+        self.defaults = {"instances": 10, "cores": 20, "ram": 51200}
+        self.zones = [{"zoneName": "fake", "hosts": {"f1": {"nova-compute": {}},
+                                                     "f2": {"nova-compute": {}}}},
+                      {"zoneName": "docker", "hosts": {"d1": {"nova-compute": {}}}}]
+        self.hypervisors = [{"hypervisor_hostname": name, "status": "enabled", "state": "up",
+                             "service": {"host": name}} for name in ("f1", "f2", "d1")]
+        node = {"VCPU": {"total": 8, "reserved": 0, "allocation_ratio": 16.0, "max_unit": 8},
+                "MEMORY_MB": {"total": 4096, "reserved": 0, "allocation_ratio": 1.0,
+                              "max_unit": 4096},
+                "DISK_GB": {"total": 40, "reserved": 0, "allocation_ratio": 1.0,
+                            "max_unit": 40}}
+        self.placement = {"/resource_providers": {"resource_providers": [
+            {"name": name, "uuid": "uuid-" + name} for name in ("f1", "f2", "d1")]}}
+        for name in ("f1", "f2", "d1"):
+            self.placement["/resource_providers/uuid-%s/inventories" % name] = {
+                "inventories": node}
+            self.placement["/resource_providers/uuid-%s/usages" % name] = {
+                "usages": {"MEMORY_MB": 2048 if name == "f2" else 0}}
+        self.extra_specs = {}
+        self.asked = []
+        self.broken = set()       # names of the reads that fail
+
+    def read(self, what, answer):
+        self.asked.append(what)
+        if what in self.broken or what.split("/")[1] in self.broken:
+            raise fakes.APIError(403, "Policy does not allow " + what)
+        return answer
+
+    def nova(self):
+        obj = fakes.Obj
+        flavor = obj(name="m1.tiny", vcpus=1, ram=512, disk=1, swap="",
+                     get_keys=lambda: self.read("/os-extra-specs", self.extra_specs),
+                     **{"OS-FLV-EXT-DATA:ephemeral": 0})
+        return obj(
+            flavors=obj(get=lambda fid: self.read("/flavors", flavor)),
+            limits=obj(get=lambda: self.read("/limits", obj(absolute=[
+                obj(name=k, value=v) for k, v in self.limits.items()]))),
+            quotas=obj(defaults=lambda tenant: self.read("/os-quota-sets/defaults",
+                                                         obj(**self.defaults))),
+            availability_zones=obj(list=lambda detailed: self.read(
+                "/os-availability-zone", [obj(**z) for z in self.zones])),
+            hypervisors=obj(list=lambda detailed: self.read(
+                "/os-hypervisors", [obj(**h) for h in self.hypervisors])))
+
+    def credential(self, name):
+        cloud = self
+        session = fakes.Obj(get=lambda path, endpoint_filter: fakes.Obj(
+            json=lambda: cloud.read("/placement" + path, cloud.placement[path])))
+        clients = fakes.Obj(nova=lambda version=None: cloud.nova(),
+                            keystone=fakes.Obj(get_session=lambda: (session, None)))
+        credential = fakes.Obj(name=name, region_name="RegionOne", endpoint_type=None,
+                               clients=lambda: clients)
+        clients.credential = credential
+        return credential
+
+
+class TestCapacity(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        plugins.load()
+        self.cloud = FakeCloud()
+        flavor = mock.patch("rally_openstack.task.types.Flavor").start()
+        self.addCleanup(mock.patch.stopall)
+        flavor.return_value.pre_process.return_value = "flv-1"
+
+    def context(self, admin=True):
+        found = {"users": [{"credential": self.cloud.credential("demo"), "tenant_id": "p1"}]}
+        if admin:
+            found["admin"] = {"credential": self.cloud.credential("admin")}
+        return found
+
+    def check(self, level, zone="fake", contexts=None, admin=True,
+              name="VMCT.boot_and_delete_server"):
+        kind = dict(KIND, availability_zone=zone) if zone else dict(KIND)
+        config = {"args": {"kind": kind}, "runner": {"times": 2 * level, "concurrency": level},
+                  "contexts": contexts if contexts is not None else {"users": {}}}
+        with mock.patch.object(validators.LOG, "debug") as debug:
+            try:
+                validators.CapacityValidator().validate(
+                    self.context(admin), config, scenario.Scenario.get(name), None)
+            except validation.ValidationError as e:
+                return e.message, debug
+        return None, debug
+
+    def test_every_scenario_that_boots_a_kind_checks_it_semantically(self):
+        for name in SCENARIOS + ("VMCT.boot_and_benchmark",):
+            found = [v for v in scenario.Scenario.get(name)._meta_get("validators")
+                     if v[0] == "vmct_capacity"]
+            self.assertEqual(1, len(found), name)
+        self.assertEqual([], errors("VMCT.boot_and_delete_server", {"kind": KIND}))
+
+    def test_a_level_that_fits_passes(self):
+        quotas = {"users": {}, "quotas": {"nova": {"instances": 12, "cores": -1, "ram": -1}}}
+        message, debug = self.check(12, contexts=quotas)
+        self.assertIsNone(message)
+        self.assertEqual([], debug.call_args_list)
+        self.assertIn("/placement/resource_providers/uuid-f1/usages", self.cloud.asked)
+        self.assertNotIn("/placement/resource_providers/uuid-d1/usages", self.cloud.asked)
+
+    def test_quota_of_the_users_project(self):
+        message, _ = self.check(11)
+        self.assertIn("VMCT.boot_and_delete_server at concurrency 11 on kind 'kvm' (flavor "
+                      "'m1.tiny': 1 VCPU, 512 MB RAM, 1 GB disk) cannot run: the users' "
+                      "project p1 may start 10 more such servers (quota instances 10, 0 in "
+                      "use), the workload runs 11 at once", message)
+        self.assertIn("add rally-openstack's quotas context", message)
+        self.assertIn("lower the concurrency to 10", message)
+        self.assertNotIn("hold", message)             # 11 fit on the hosts (8 + 4)
+
+    def test_new_projects_have_the_default_quotas(self):
+        self.cloud.defaults["cores"] = 4
+        message, _ = self.check(8, contexts={"users": {"tenants": 1, "users_per_tenant": 1}})
+        self.assertIn("a new project of the users context (default quotas) may start 4 more "
+                      "such servers (quota cores 4, 0 in use)", message)
+        self.assertNotIn("/limits", self.cloud.asked)
+
+    def test_hosts_of_the_zone_hold_fewer(self):
+        quotas = {"users": {}, "quotas": {"nova": {"instances": -1, "cores": -1, "ram": -1}}}
+        message, _ = self.check(32, contexts=quotas)
+        self.assertIn("VMCT.boot_and_delete_server at concurrency 32 on kind 'kvm'", message)
+        self.assertIn("the compute hosts of availability zone 'fake' hold 12 such servers at "
+                      "once, the workload needs 32 at once: f2 holds 4 (MEMORY_MB: (4096 "
+                      "total - 0 reserved) x allocation ratio 1, 2048 used, 512 a server); "
+                      "f1 holds 8 (MEMORY_MB", message)
+        self.assertIn("Lower the concurrency to 12, or raise the allocation ratio of MEMORY_MB "
+                      "(nova.conf [DEFAULT] ram_allocation_ratio", message)
+        self.assertNotIn("quota", message.split("cannot run:")[1])
+        # without a zone every node counts: 12 + 8
+        message, _ = self.check(32, zone=None, contexts=quotas)
+        self.assertIn("the cloud's compute hosts hold 20", message)
+
+    def test_both_problems_in_one_message(self):
+        message, _ = self.check(64)
+        self.assertIn("quota instances 10", message)
+        self.assertIn("; and the compute hosts of availability zone 'fake' hold 12", message)
+
+    def test_flavor_extra_specs_set_what_a_server_takes(self):
+        quotas = {"users": {}, "quotas": {"nova": {"instances": -1, "cores": -1, "ram": -1}}}
+        self.cloud.extra_specs = {"resources:MEMORY_MB": "0", "resources:DISK_GB": "0"}
+        # RAM and disk no longer count: 2 x 8 VCPU x 16
+        message, _ = self.check(300, contexts=quotas)
+        self.assertIn("(flavor 'm1.tiny': 1 VCPU) cannot run", message)
+        self.assertIn("hold 256 such servers", message)
+        self.assertIsNone(self.check(256, contexts=quotas)[0])
+
+    def test_netperf_peers_count(self):
+        contexts = {"users": {"tenants": 2, "users_per_tenant": 1}, "vmct_netperf_peer": {},
+                    "quotas": {"nova": {"instances": -1, "cores": -1, "ram": -1}}}
+        message, _ = self.check(11, contexts=contexts, name="VMCT.boot_and_benchmark")
+        self.assertIn("VMCT.boot_and_benchmark at concurrency 11", message)
+        self.assertIn("hold 12 such servers at once, the workload needs 13 at once + 2 helper "
+                      "servers", message)
+        self.assertIn("Lower the concurrency to 10", message)
+
+    def test_what_cannot_be_read_is_skipped_with_a_debug_log(self):
+        # no admin: no placement, the users' own quota still counts
+        message, debug = self.check(64, admin=False)
+        self.assertIn("quota instances 10", message)
+        self.assertNotIn("hold", message)
+        self.assertIn("no admin credential", debug.call_args[0][0])
+        # placement refuses: skipped; Nova's limits refused: skipped; nothing blocks
+        self.cloud.broken = {"placement", "limits"}
+        message, debug = self.check(64)
+        self.assertIsNone(message)
+        logged = " ".join(call[0][0] for call in debug.call_args_list)
+        self.assertIn("vmct_capacity: placement not checked (APIError", logged)
+        self.assertIn("vmct_capacity: the quotas not checked (APIError", logged)
+        self.cloud.broken = {"flavors"}
+        self.assertIsNone(self.check(64)[0])

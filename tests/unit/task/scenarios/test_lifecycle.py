@@ -220,6 +220,28 @@ class TestBootAndDelete(ScenarioTestCase):
         self.assertIn("keypair", str(e))
         self.assertEqual(1, len(self.nova.servers.deleted))
 
+    def test_probe_none_times_build_and_delete_only(self):
+        self.nova.addresses = {}            # no address needed
+        s = self.make(lifecycle.BootAndDeleteServer)
+        s.run(dict(KIND), probe="none")
+        actions = s.atomic_actions()
+        self.assertEqual(["vmct.build", "vmct.delete"], names(actions))
+        self.assertAlmostEqual(2.0, duration(actions[0]), places=6)
+        self.assertAlmostEqual(1.0, duration(actions[1]), places=6)
+        self.assertEqual([], self.probes)
+        [chart] = s._output["additive"]
+        self.assertEqual(["build", "delete", "total"], [r[0] for r in chart["data"]])
+        [table] = self.output(s, "complete", "server state transitions")
+        self.assertEqual([], [r for r in table["data"]["rows"] if r[1].startswith("probe")])
+        self.assertEqual([self.nova.servers.created[0].id], self.nova.servers.deleted)
+
+    def test_probe_none_with_wait_for_ssh_names_both_arguments(self):
+        s = self.make(lifecycle.BootAndDeleteServer)
+        e = self.assertRaises(ValueError, s.run, dict(KIND), probe="none", wait_for_ssh=True)
+        self.assertIn("'probe: none'", str(e))
+        self.assertIn("'wait_for_ssh: true'", str(e))
+        self.assertEqual([], self.nova.servers.created)
+
 
 class TestReboot(ScenarioTestCase):
 
@@ -349,6 +371,21 @@ class TestReboot(ScenarioTestCase):
         [reboot] = [a for a in s.atomic_actions() if a["name"] == "vmct.reboot_soft"]
         self.assertEqual("vmct.reboot_soft.active", reboot["children"][0]["name"])
 
+    def test_probe_none_reboot_ends_at_active(self):
+        self.nova.addresses = {}
+        s = self.reboot(reboot_type="hard", reboots=2, probe="none")
+        actions = s.atomic_actions()
+        self.assertEqual(["vmct.build", "vmct.reboot_hard", "vmct.reboot_hard", "vmct.delete"],
+                         names(actions))
+        for reboot in actions[1:3]:
+            self.assertEqual(["vmct.reboot_hard.left_active", "vmct.reboot_hard.active"],
+                             names(reboot["children"]))
+            self.assertEqual(reboot["children"][-1]["finished_at"], reboot["finished_at"])
+            self.assertAlmostEqual(2.0, duration(reboot), places=6)
+        self.assertEqual([], self.probes)
+        paths = dict(self.output(s, "additive", "reboot path")[0]["data"])
+        self.assertEqual({"soft": 0, "soft_fell_back_to_hard": 0, "hard": 2}, paths)
+
 
 class TestStopStart(ScenarioTestCase):
 
@@ -374,3 +411,18 @@ class TestStopStart(ScenarioTestCase):
         e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
         self.assertIn("SHUTOFF (stop)", str(e))
         self.assertEqual(1, len(self.nova.servers.deleted))
+
+    def test_probe_none_start_ends_at_active(self):
+        self.nova.addresses = {}
+        s = self.make(lifecycle.BootStopStartServer)
+        s.run(dict(KIND), cycles=2, probe="none")
+        actions = s.atomic_actions()
+        self.assertEqual(["vmct.build", "vmct.stop", "vmct.start", "vmct.stop", "vmct.start",
+                          "vmct.delete"], names(actions))
+        for start in (actions[2], actions[4]):
+            self.assertEqual(["vmct.start.active"], names(start["children"]))
+            self.assertEqual(start["children"][0]["finished_at"], start["finished_at"])
+            self.assertAlmostEqual(1.0, duration(start), places=6)
+        self.assertEqual([], self.probes)
+        rows = [r[0] for r in self.output(s, "additive", "lifecycle")[0]["data"]]
+        self.assertEqual(["build", "stop", "start", "delete", "total"], rows)

@@ -103,6 +103,15 @@ class AccessTestCase(testtools.TestCase):
         self.assertFalse(server_session.Access.of(KIND, probe="tcp").can_ssh)
         self.assertTrue(server_session.Access.of(KIND, wait_for_ssh=True).can_ssh)
 
+    def test_probe_none_reaches_nothing_and_refuses_ssh(self):
+        access = server_session.Access.of(KIND, probe="none")
+        self.assertFalse(access.reachable)
+        self.assertFalse(access.can_ssh)
+        self.assertTrue(server_session.Access.of(KIND).reachable)
+        e = self.assertRaises(ValueError, server_session.Access.of, KIND, probe="none",
+                              wait_for_ssh=True)
+        self.assertIn("'probe: none' and 'wait_for_ssh: true'", str(e))
+
 
 class CleanupTestCase(testtools.TestCase):
 
