@@ -7,13 +7,20 @@ argument the samples need.
 
     task_args.py --out FILE --network-id ID --proxy-command CMD [--access-namespace NS]
                  [--kind NAME[,image=I][,flavor=F][,zone=Z][,about=TEXT]]... [--values FILE]
-                 [--libvirt-virt-type kvm|qemu]
+                 [--libvirt-virt-type kvm|qemu] [--capacity-from-cloud]
 
-``--kind kvm`` (the libvirt compute's kind) and ``--kind docker`` take image, flavor and
-availability zone from tools/vmct-values (the names the AIO and devstack create); any other
-kind names all three. The libvirt kind is named for what it is: "kvm" only when the compute's
-[libvirt] virt_type is kvm, "qemu-tcg" when QEMU emulates the CPU (--libvirt-virt-type qemu);
-``libvirt_kind`` in the file names it for the samples.
+``--kind kvm`` (the libvirt compute's kind), ``--kind docker`` and ``--kind fake`` take image,
+flavor and availability zone from tools/vmct-values (the names the AIO and devstack create);
+any other kind names all three. ``fake`` is a compute running Nova's fake driver (servers
+without a hypervisor, which nothing can reach): it is written as ``fake_kind`` (what
+samples/tasks/scale.yaml boots), never into ``kinds``, which every other sample boots.
+The libvirt kind is named for what it is: "kvm" only when the compute's [libvirt] virt_type
+is kvm, "qemu-tcg" when QEMU emulates the CPU (--libvirt-virt-type qemu); ``libvirt_kind`` in
+the file names it for the samples.
+``--capacity-from-cloud`` writes ``capacity: {KIND: N}``: how many servers of the kind's flavor
+the compute hosts of its availability zone hold at once, read from Nova and placement with the
+credentials of the environment (OS_CLOUD or OS_AUTH_URL...; the admin role: placement), by
+the arithmetic of the ``vmct_capacity`` validator (rally_vmct/task/capacity.py).
 The network name, SSH user and the soft-reboot fallback come from the values file too; a
 VMCT_* variable set in the environment wins over the file (as local.conf does in devstack).
 """
@@ -31,7 +38,10 @@ KNOWN_KINDS = {
     "kvm": {"image": "VMCT_QEMU_IMAGE", "zone": "VMCT_KVM_AZ"},
     "qemu-tcg": {"image": "VMCT_QEMU_IMAGE", "zone": "VMCT_KVM_AZ"},
     "docker": {"image": "VMCT_DOCKER_IMAGE", "zone": "VMCT_DOCKER_AZ"},
+    "fake": {"image": "VMCT_FAKE_IMAGE", "zone": "VMCT_FAKE_AZ"},
 }
+# kinds whose servers nothing can reach (Nova's fake driver): the file's fake_kind, not kinds
+FAKE_KINDS = frozenset({"fake"})
 KIND_FIELDS = ("image", "flavor", "zone")
 # [libvirt] virt_type -> the name of the libvirt kind in reports
 LIBVIRT_KIND_NAMES = {"kvm": "kvm", "qemu": "qemu-tcg"}
@@ -85,11 +95,25 @@ def parse_kind(spec, values):
     return kind
 
 
-def task_args(kinds, network_id, proxy_command, access_namespace, values):
-    """The arguments of every sample: both forms of the kinds, network, access, contexts."""
+def kind_arg(kind):
+    """A kind as the VMCT scenarios' ``kind`` argument takes it (without its SSH user)."""
+    return {"name": kind["name"], "image": {"name": kind["image"]},
+            "flavor": {"name": kind["flavor"]}, "availability_zone": kind["zone"]}
+
+
+def task_args(kinds, network_id, proxy_command, access_namespace, values, capacity=None):
+    """The arguments of every sample: both forms of the kinds, network, access, contexts.
+
+    A kind of :data:`FAKE_KINDS` (at most one) becomes ``fake_kind``; ``capacity``
+    ({kind name: servers}) is written when given.
+    """
     ssh_user = values["VMCT_SSH_USER"]
+    fake = [k for k in kinds if k["name"] in FAKE_KINDS]
+    if len(fake) > 1:
+        raise ValueError("--kind: one fake kind at most (%s)" % ", ".join(k["name"] for k in fake))
+    kinds = [k for k in kinds if k["name"] not in FAKE_KINDS]
     libvirt = [k["name"] for k in kinds if k["name"] in LIBVIRT_KINDS]
-    return {
+    args = {
         # demo.yaml: kinds by name, and which one is the libvirt compute's
         "libvirt_kind": libvirt[0] if libvirt else None,
         "instance_kinds": {k["name"]: {"image": k["image"], "flavor": k["flavor"],
@@ -100,9 +124,7 @@ def task_args(kinds, network_id, proxy_command, access_namespace, values):
         "proxy_command": proxy_command,
         "access_namespace": access_namespace,
         # lifecycle, reboot, stop-start, benchmark and demo: the VMCT scenarios' kind list
-        "kinds": [{"name": k["name"], "image": {"name": k["image"]},
-                   "flavor": {"name": k["flavor"]}, "availability_zone": k["zone"],
-                   "ssh_user": ssh_user} for k in kinds],
+        "kinds": [dict(kind_arg(k), ssh_user=ssh_user) for k in kinds],
         # instances go on the shared network the access namespace reaches (no tenant networks)
         "boot_args": {"nics": [{"net-id": network_id}]},
         "contexts": {"users": {"tenants": 1, "users_per_tenant": 1}, "keypair": {},
@@ -110,6 +132,92 @@ def task_args(kinds, network_id, proxy_command, access_namespace, values):
         # libvirt's wait_soft_reboot_seconds, which the Docker driver's timeout equals
         "soft_reboot_fallback_seconds": int(values["VMCT_LIBVIRT_WAIT_SOFT_REBOOT_SECONDS"]),
     }
+    if fake:
+        # scale.yaml: the control-plane floor (servers without a hypervisor, probe "none")
+        args["fake_kind"] = kind_arg(fake[0])
+    if capacity:
+        # scale.yaml leaves out the levels above a kind's figure
+        args["capacity"] = capacity
+    return args
+
+
+def capacity_module():
+    """rally_vmct.task.capacity of this checkout (pure arithmetic: no Rally import)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from rally_vmct.task import capacity
+    return capacity
+
+
+def find_flavor(flavors, ref):
+    """The flavor named (or with the id) ``ref`` among Nova's detailed flavors."""
+    found = [f for f in flavors if f["name"] == ref] or [f for f in flavors if f["id"] == ref]
+    if not found:
+        raise ValueError("no flavor %r in the cloud" % ref)
+    return found[0]
+
+
+def read_capacity(kinds, compute_get, placement_get):
+    """{kind name: servers of its flavor the compute hosts of its zone hold at once}.
+
+    Per compute node of the kind's availability zone (every node when it has none),
+    placement's inventories give floor((total - reserved) x allocation ratio / size) for
+    VCPU, MEMORY_MB and DISK_GB; the smallest counts, summed over the nodes (the
+    ``vmct_capacity`` validator's rule, :func:`rally_vmct.task.capacity.host_fit`).
+    Nothing in use is subtracted: what the hosts hold, not what is free now. A kind
+    whose nodes do not bound it is left out.
+
+    :param compute_get, placement_get: callable(path) -> the API's JSON answer
+    """
+    capacity = capacity_module()
+    zones = compute_get("/os-availability-zone/detail")["availabilityZoneInfo"]
+    hypervisors = compute_get("/os-hypervisors/detail")["hypervisors"]
+    flavors = compute_get("/flavors/detail?is_public=None")["flavors"]
+    providers = {rp["name"]: rp["uuid"]
+                 for rp in placement_get("/resource_providers")["resource_providers"]}
+
+    def read(uuid):
+        inventories = placement_get("/resource_providers/%s/inventories" % uuid)
+        return inventories["inventories"], {}
+
+    holds = {}
+    for kind in kinds:
+        flavor = find_flavor(flavors, kind["flavor"])
+        resources = capacity.flavor_resources(
+            flavor["vcpus"], flavor["ram"], flavor["disk"],
+            flavor.get("OS-FLV-EXT-DATA:ephemeral", 0), flavor.get("swap") or 0)
+        hosts = capacity.zone_hosts(zones, kind["zone"]) if kind.get("zone") else None
+        fits = capacity.host_fits(hypervisors, hosts, providers, read, resources)
+        if all(fit.count is not None for fit in fits):
+            holds[kind["name"]] = sum(fit.count for fit in fits)
+    return holds
+
+
+def cloud_getters():
+    """(compute_get, placement_get) with the credentials of the environment (openstacksdk)."""
+    import openstack  # only here: the writer runs without openstacksdk otherwise
+
+    conn = openstack.connect()
+
+    def getter(proxy):
+        def get(path):
+            response = proxy.get(path)
+            openstack.exceptions.raise_from_response(response)
+            return response.json()
+        return get
+    return getter(conn.compute), getter(conn.placement)
+
+
+def cloud_capacity(kinds):
+    """:func:`read_capacity` of the environment's cloud; ValueError when it cannot be read."""
+    try:
+        return read_capacity(kinds, *cloud_getters())
+    except ValueError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the SDK's, keystoneauth's, a missing module
+        raise ValueError("--capacity-from-cloud: cannot read Nova and placement (%s: %s)"
+                         % (type(e).__name__, e)) from None
 
 
 def render(args, kinds, writer):
@@ -141,6 +249,9 @@ def main(argv=None):
     parser.add_argument("--libvirt-virt-type", default=None, choices=sorted(LIBVIRT_KIND_NAMES),
                         help="the libvirt compute's [libvirt] virt_type: names --kind kvm "
                         "'kvm' or 'qemu-tcg'")
+    parser.add_argument("--capacity-from-cloud", action="store_true",
+                        help="write capacity: {KIND: N} from Nova and placement (the "
+                        "environment's OS_* credentials, admin)")
     parser.add_argument("--values", default=vmct_values.VALUES,
                         help="shared values file (default: %(default)s)")
     parser.add_argument("--writer", default="rally-vmct", help="who writes (for the header)")
@@ -151,9 +262,13 @@ def main(argv=None):
         values = vmct_values.effective_values(opts.values)
         specs = resolve_libvirt_kind(opts.kind, opts.libvirt_virt_type)
         kinds = [parse_kind(spec, values) for spec in specs]
+        capacity = None
+        if opts.capacity_from_cloud:
+            capacity = cloud_capacity(kinds)
+        args = task_args(kinds, opts.network_id, opts.proxy_command, opts.access_namespace,
+                         values, capacity)
     except (ValueError, KeyError, OSError) as e:
         parser.exit(2, "task_args.py: %s\n" % e)
-    args = task_args(kinds, opts.network_id, opts.proxy_command, opts.access_namespace, values)
     write(opts.out, render(args, kinds, opts.writer))
     print(opts.out)
     return 0

@@ -4,9 +4,10 @@ The plugin's real function (``vmct_write_task_args`` in devstack/lib/vmct) runs 
 devstack's own helpers stubbed (tests/unit/devstack/devstack-stubs.sh) and the real Python, for
 the AIO's instance network; then ``rally task validate`` (the demo's Rally, the AIO as its
 cloud) checks every file of samples/tasks with those args: syntax, platform and the semantic
-stage (images, flavors and zones the args name must exist in the cloud). The Zuul jobs run the
-samples with exactly this file. tools/test-stages/50-e2e leaves in $VMCT_E2E_DIR:
-  task-args.yaml     the AIO's args (for its network id)
+stage (images, flavors and zones the args name must exist in the cloud, and every concurrency
+level must fit the users' quotas and placement's capacity of the kind's hosts). The Zuul jobs run
+the samples with exactly this file. tools/test-stages/50-e2e leaves in $VMCT_E2E_DIR:
+  task-args.yaml     the AIO's args (for its network id, fake kind and capacity)
   rally              the demo's Rally wrapper (its own DB and the AIO env)
   native-args.json   tools/native-target args (the bare-metal baseline of demo/native.yaml)
 """
@@ -46,12 +47,30 @@ class DevstackArgsValidateTest(base.PluginTestCase):
         super().setUp()
         os.unlink(os.path.join(self.bin, "python3"))
         with open(os.path.join(test_demo_task.E2E_DIR, "task-args.yaml")) as f:
-            self.net_id = yaml.safe_load(f)["network_id"]
+            self.aio_args = yaml.safe_load(f)
+        self.net_id = self.aio_args["network_id"]
         self.rally = test_demo_task.load("rally")
         native = test_demo_task.load("native-args.json")
         # demo.yaml's form and native.yaml's
         self.native = {"native": native["native"], "native_hosts": [native["native"]["host"]],
                        "netperf_peer": native["native"]["netperf_peer"]}
+
+    def scale_args(self, args):
+        """scale.yaml's fake_kind and capacity, which devstack's file does not have.
+
+        Its writer reads no placement (and devstack runs no fake compute): the AIO's fake kind
+        and the AIO's figures (tools/task_args.py --capacity-from-cloud), given to each kind of
+        devstack's file by its availability zone.
+        """
+        aio = self.aio_args
+        fake = [aio["fake_kind"]] if aio.get("fake_kind") else []
+        holds = {k["availability_zone"]: aio["capacity"][k["name"]]
+                 for k in aio["kinds"] + fake if k["name"] in aio.get("capacity", {})}
+        extra = {"capacity": {k["name"]: holds[k["availability_zone"]]
+                              for k in args["kinds"] + fake if k["availability_zone"] in holds}}
+        if fake:
+            extra["fake_kind"] = fake[0]
+        return extra
 
     def test_every_sample_validates_against_the_aio(self):
         path = self.write_devstack_args(self.net_id)
@@ -65,6 +84,8 @@ class DevstackArgsValidateTest(base.PluginTestCase):
             argv = [self.rally, "task", "validate", sample, "--task-args-file", path]
             if os.path.basename(sample) in ("demo.yaml", "native.yaml"):
                 argv += ["--task-args", json.dumps(self.native)]
+            if os.path.basename(sample) == "scale.yaml":
+                argv += ["--task-args", json.dumps(self.scale_args(args))]
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
             self.assertIn(VALID, proc.stdout, "%s:\n%s" % (sample, proc.stdout[-3000:]))
             checked.append(os.path.basename(sample))

@@ -7,18 +7,22 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   agent-alive HOST TYPE         exit 0 when the neutron agent TYPE on HOST is alive
   aggregate AZ HOST             aggregate AZ with availability zone AZ holding HOST
   hypervisor-ready HOST         exit 0 when HOST's hypervisor has a placement provider
-  wait-computes TIMEOUT HOST... wait until nova-compute and the OVS agent of every HOST are up
+  wait-computes TIMEOUT HOST[@EPOCH]...   wait until nova-compute and the OVS agent of every
+                                HOST are up (nova-compute reporting after EPOCH, when it started)
   zones TIMEOUT AZ=HOST...      aggregate AZ holds HOST (availability zone AZ), then wait until
                                 every HOST's hypervisor has a placement provider
   network-id                    print the id of vmct-net
   docker-image NAME ID          exit 0 when Glance has image NAME of the local Docker image ID
   docker-image NAME ID TAR K=V...   replace image(s) NAME by the `docker save` tarball TAR
                                 (K=V: container_format, disk_format and image properties)
+  placeholder-image NAME K=V... image NAME (1 MiB of zeros, raw, properties K=V) unless Glance
+                                has it (for computes that read no image: the fake driver)
   inventory                     print JSON: servers, ports, keypairs, security groups, images,
                                 projects, users, instance containers and OVS VIF ports
                                 (for leak checks)
 """
 
+import datetime
 import json
 import os
 import shutil
@@ -35,6 +39,10 @@ VALUES = vmct_values.read_values()
 NET_NAME = VALUES["VMCT_NET_NAME"]
 NET_CIDR = VALUES["VMCT_NET_CIDR"]
 POOL = (VALUES["VMCT_NET_POOL_START"], VALUES["VMCT_NET_POOL_END"])
+# (name, cidr, allocation pool): the network's first subnet, then the scale sweep's
+SUBNETS = ((NET_NAME + "-subnet", NET_CIDR, POOL),
+           (NET_NAME + "-scale-subnet", VALUES["VMCT_NET_SCALE_CIDR"],
+            (VALUES["VMCT_NET_SCALE_POOL_START"], VALUES["VMCT_NET_SCALE_POOL_END"])))
 FLAVORS = {VALUES["VMCT_FLAVOR_NAME"]: dict(ram=int(VALUES["VMCT_FLAVOR_RAM"]),
                                             vcpus=int(VALUES["VMCT_FLAVOR_VCPUS"]),
                                             disk=int(VALUES["VMCT_FLAVOR_DISK"]))}
@@ -84,15 +92,37 @@ def resources(conn):
         net = conn.network.create_network(
             name=NET_NAME, shared=True, provider_network_type="flat",
             provider_physical_network="physnet1")
-    if not list(conn.network.subnets(network_id=net.id)):
-        conn.network.create_subnet(
-            network_id=net.id, name=NET_NAME + "-subnet", ip_version=4, cidr=NET_CIDR,
-            gateway_ip=None, enable_dhcp=True,
-            allocation_pools=[{"start": POOL[0], "end": POOL[1]}])
+    have = {subnet.name for subnet in conn.network.subnets(network_id=net.id)}
+    for name, cidr, pool in SUBNETS:
+        if name not in have:
+            conn.network.create_subnet(
+                network_id=net.id, name=name, ip_version=4, cidr=cidr, gateway_ip=None,
+                enable_dhcp=True, allocation_pools=[{"start": pool[0], "end": pool[1]}])
 
 
-def compute_up(conn, host):
-    return any(s.state == "up" and s.status == "enabled"
+def reported_since(updated_at, since):
+    """Did a service whose record says ``updated_at`` (UTC, ISO) report after epoch ``since``?
+
+    Both are whole seconds here: a report in the second ``since`` itself may be the old
+    process's, so only a later second counts.
+    """
+    if since is None:
+        return True
+    if not updated_at:
+        return False
+    at = datetime.datetime.fromisoformat(updated_at.rstrip("Z")).replace(
+        tzinfo=datetime.timezone.utc)
+    return at.timestamp() > since
+
+
+def compute_up(conn, host, since=None):
+    """nova-compute on HOST is up, enabled and, with ``since``, has reported since then.
+
+    A restarted nova-compute pushes its inventory to placement before its first report, so a
+    report after its start means placement holds what its new configuration says (e.g. an
+    allocation ratio); the old process's last report keeps the service "up" meanwhile.
+    """
+    return any(s.state == "up" and s.status == "enabled" and reported_since(s.updated_at, since)
                for s in conn.compute.services(binary="nova-compute", host=host))
 
 
@@ -109,10 +139,16 @@ def aggregate(conn, az, host):
 
 
 def hypervisor_ready(conn, host):
-    # the hypervisor is named after the machine's hostname, the service after nova's `host`
-    for h in conn.compute.hypervisors(details=True):
-        if (h.service_details or {}).get("host") == host and h.status == "enabled":
-            return any(True for _ in conn.placement.resource_providers(name=h.name))
+    # the hypervisor is named after the machine's hostname, the service after nova's `host`.
+    # The detail list at the base microversion: from 2.88 on (the SDK's default) nova-api asks
+    # every compute for its uptime over RPC, which a compute stopped less than a minute ago
+    # (VMCT_AIO_FAKE=0 after it ran; still "up") answers with a 60 s timeout and an HTTP 500.
+    response = conn.compute.get("/os-hypervisors/detail")
+    openstack.exceptions.raise_from_response(response)
+    for h in response.json()["hypervisors"]:
+        if (h.get("service") or {}).get("host") == host and h["status"] == "enabled":
+            name = h["hypervisor_hostname"]
+            return any(True for _ in conn.placement.resource_providers(name=name))
     return False
 
 
@@ -133,6 +169,22 @@ def docker_image_upload(conn, name, local_id, tar, pairs):
         disk_format=attrs.pop("disk_format"), visibility="public", wait=True,
         vmct_docker_id=local_id, **attrs)
     print("[aio] uploaded %s (%s) as %s" % (name, local_id[:19], image.id))
+
+
+PLACEHOLDER_BYTES = 1024 * 1024
+
+
+def placeholder_image(conn, name, pairs):
+    """An active image NAME of :data:`PLACEHOLDER_BYTES` zeros with the properties K=V."""
+    if any(i.name == name and i.status == "active" for i in conn.image.images()):
+        return
+    for i in conn.image.images():
+        if i.name == name:
+            conn.image.delete_image(i)
+    image = conn.image.create_image(
+        name=name, data=bytes(PLACEHOLDER_BYTES), container_format="bare", disk_format="raw",
+        visibility="public", wait=True, **dict(p.split("=", 1) for p in pairs))
+    print("[aio] uploaded %s as %s" % (name, image.id))
 
 
 def _command_lines(*argv):
@@ -176,9 +228,15 @@ def wait_all(what, timeout, pending, ready):
     return True
 
 
-def wait_computes(conn, timeout, hosts):
-    return (wait_all("nova-compute up", timeout, hosts, lambda h: compute_up(conn, h))
-            and wait_all("Open vSwitch agent alive", timeout, hosts,
+def wait_computes(conn, timeout, specs):
+    """HOST[@EPOCH] each: nova-compute up (reporting since EPOCH), then its OVS agent alive."""
+    since = {}
+    for spec in specs:
+        host, _, epoch = spec.partition("@")
+        since[host] = float(epoch) if epoch else None
+    return (wait_all("nova-compute up", timeout, since,
+                     lambda h: compute_up(conn, h, since[h]))
+            and wait_all("Open vSwitch agent alive", timeout, since,
                          lambda h: agent_alive(conn, h, "Open vSwitch agent")))
 
 
@@ -235,6 +293,8 @@ def main(argv):
         if len(args) == 2:
             return 0 if docker_image_current(conn, *args) else 1
         docker_image_upload(conn, args[0], args[1], args[2], args[3:])
+    elif cmd == "placeholder-image":
+        placeholder_image(conn, args[0], args[1:])
     elif cmd == "inventory":
         inv = inventory(conn)
         # names in nova_api.key_pairs (keypairs of every user, also of deleted ones), given by

@@ -26,6 +26,8 @@ fixture = test_runner.fixture
 ARGS = {"network_id": "net-1", "proxy_command": "/p %h %p", "soft_reboot_fallback_seconds": 20,
         "instance_kinds": {"kvm": {"image": "vmct-guest", "flavor": "vmct.small",
                                    "availability_zone": "kvm"}}}
+FAKE_ARGS = dict(ARGS, fake_kind={"name": "fake", "image": {"name": "vmct-fake-image"},
+                                  "flavor": {"name": "vmct.tiny"}, "availability_zone": "fake"})
 
 
 class FakeCompute:
@@ -114,7 +116,9 @@ class SmokeTestCase(testtools.TestCase):
         self.out = io.StringIO()
         self.useFixture(fixtures.MonkeyPatch("sys.stdout", self.out))
 
-    def smoke(self, facts=test_runner.FACTS, keeps_life=False, **scripts):
+    def smoke(self, facts=test_runner.FACTS, keeps_life=False, kind="kvm", args=ARGS, ports=(),
+              **scripts):
+        """A Smoke of ``kind`` whose server has ``ports`` until it is deleted."""
         self.nova = fakes.FakeNova(self.clock, **scripts)
         self.compute = FakeCompute(self.nova)
         self.guest = FakeGuest(self.nova, facts, keeps_life)
@@ -124,8 +128,9 @@ class SmokeTestCase(testtools.TestCase):
             compute=self.compute,
             image=types.SimpleNamespace(find_image=lambda name, ignore_missing: (
                 types.SimpleNamespace(id="image-" + name))),
-            network=types.SimpleNamespace(ports=lambda device_id: []))
-        return smoke.Smoke("kvm", ARGS, conn, clock=self.clock)
+            network=types.SimpleNamespace(ports=lambda device_id: (
+                [] if device_id in self.nova.servers.deleted else list(ports))))
+        return smoke.Smoke(kind, args, conn, clock=self.clock)
 
     def test_every_step_passes_and_is_timed_from_observed_states(self):
         s = self.smoke()
@@ -179,8 +184,39 @@ class SmokeTestCase(testtools.TestCase):
         self.assertEqual(["srv-1"], self.nova.servers.deleted)
         self.assertEqual({}, self.compute.keypairs)
 
+    def test_the_fake_kind_is_bound_rebooted_and_deleted_without_ssh(self):
+        port = types.SimpleNamespace(binding_host_id="aio", binding_vif_type="ovs")
+        s = self.smoke(kind="fake", args=FAKE_ARGS, ports=[port])
+        self.assertEqual(0, s.run(), self.out.getvalue())
+        for step, seconds in (("boot -> ACTIVE", 2.0), ("reboot HARD -> ACTIVE", 2.0),
+                              ("reboot SOFT -> ACTIVE", 3.0), ("delete -> gone", 1.0)):
+            self.assertAlmostEqual(seconds, s.results[step], delta=0.11, msg=step)
+        self.assertNotIn("ACTIVE -> SSH ok", s.results)
+        self.assertEqual([], self.guest.log)    # no SSH command
+        for line in ("scheduled to AZ fake", "1 port(s) bound to aio (vif_type ovs) ok",
+                     "no ports left for the server", "no server left"):
+            self.assertIn(line, self.out.getvalue())
+        self.assertEqual({}, self.compute.keypairs)
+
+    def test_a_port_neutron_did_not_bind_fails(self):
+        for vif_type, host in (("binding_failed", "aio"), ("ovs", "elsewhere")):
+            port = types.SimpleNamespace(binding_host_id=host, binding_vif_type=vif_type)
+            s = self.smoke(kind="fake", args=FAKE_ARGS, ports=[port])
+            self.assertEqual(1, s.run())
+            self.assertEqual(["1 port(s) bound to aio (vif_type %s)" % vif_type], s.failures)
+        s = self.smoke(kind="fake", args=FAKE_ARGS, ports=[])
+        self.assertEqual(1, s.run())
+        self.assertEqual(["0 port(s) bound to aio (vif_type -)"], s.failures)
+
 
 class PureTestCase(testtools.TestCase):
+
+    def test_smoke_kinds_are_the_instance_kinds_then_the_fake_kind(self):
+        self.assertEqual({"kvm": dict(ARGS["instance_kinds"]["kvm"], reachable=True),
+                          "fake": {"image": "vmct-fake-image", "flavor": "vmct.tiny",
+                                   "availability_zone": "fake", "reachable": False}},
+                         smoke.smoke_kinds(FAKE_ARGS))
+        self.assertEqual(["kvm"], list(smoke.smoke_kinds(ARGS)))
 
     def test_nova_view_is_what_the_waiter_reads(self):
         server = sdk_server.Server(status="REBOOT", task_state="reboot_started", power_state=1,

@@ -28,11 +28,13 @@ class TaskArgsTestCase(testtools.TestCase):
         super().setUp()
         self.out = os.path.join(self.useFixture(fixtures.TempDir()).path, "task-args.yaml")
 
-    def write(self, *kinds, virt_type="kvm", **env):
+    def write(self, *kinds, virt_type="kvm", capacity=False, **env):
         argv = ["--out", self.out, "--network-id", "net-1", "--proxy-command", "/p %h %p",
                 "--access-namespace", "ns1"]
         if virt_type:
             argv += ["--libvirt-virt-type", virt_type]
+        if capacity:
+            argv += ["--capacity-from-cloud"]
         for kind in kinds:
             argv += ["--kind", kind]
         with mock.patch.dict(os.environ, env), mock.patch("sys.stdout", io.StringIO()):
@@ -69,13 +71,52 @@ class TaskArgsTestCase(testtools.TestCase):
 
     def test_fields_override_and_about_keeps_commas(self):
         text = self.write("kvm,zone=fast,flavor=m1,about=libvirt, QEMU TCG",
-                          "fake,image=i,flavor=f,zone=z")
+                          "lxc,image=i,flavor=f,zone=z")
         args = yaml.safe_load(text)
         self.assertEqual({"image": "vmct-qemu-guest", "flavor": "m1",
                           "availability_zone": "fast"}, args["instance_kinds"]["kvm"])
         self.assertEqual({"image": "i", "flavor": "f", "availability_zone": "z"},
-                         args["instance_kinds"]["fake"])
+                         args["instance_kinds"]["lxc"])
         self.assertIn("# kind kvm: libvirt, QEMU TCG\n", text)
+
+    def test_the_fake_kind_is_fake_kind_and_no_other_sample_boots_it(self):
+        text = self.write("kvm", "docker", "fake,about=Nova's fake driver")
+        args = yaml.safe_load(text)
+        self.assertEqual({"name": "fake", "image": {"name": "vmct-fake-image"},
+                          "flavor": {"name": "vmct.tiny"}, "availability_zone": "fake"},
+                         args["fake_kind"])
+        self.assertEqual(["kvm", "docker"], [k["name"] for k in args["kinds"]])
+        self.assertEqual(["kvm", "docker"], list(args["instance_kinds"]))
+        self.assertIn("# kind fake: Nova's fake driver\n", text)
+        self.assertEqual("fz", yaml.safe_load(
+            self.write("fake", VMCT_FAKE_AZ="fz"))["fake_kind"]["availability_zone"])
+        # neither key without a fake kind or capacity (devstack's file stays as it was)
+        args = yaml.safe_load(self.write("kvm"))
+        self.assertNotIn("fake_kind", args)
+        self.assertNotIn("capacity", args)
+
+    def test_one_fake_kind_at_most(self):
+        err = io.StringIO()
+        with mock.patch("sys.stderr", err):
+            self.assertRaises(SystemExit, self.write, "fake", "fake,zone=other")
+        self.assertIn("one fake kind at most", err.getvalue())
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_capacity_from_the_cloud(self):
+        cloud = FakeCloud()
+        with mock.patch.object(task_args, "cloud_getters", return_value=cloud.getters()):
+            args = yaml.safe_load(self.write("kvm", "docker", "fake", capacity=True))
+        self.assertEqual({"kvm": 32, "docker": 32, "fake": 3123}, args["capacity"])
+
+    def test_capacity_that_cannot_be_read_names_the_flag(self):
+        err = io.StringIO()
+        with mock.patch.object(task_args, "cloud_getters",
+                               side_effect=RuntimeError("connection refused")), \
+                mock.patch("sys.stderr", err):
+            self.assertRaises(SystemExit, self.write, "kvm", capacity=True)
+        self.assertIn("--capacity-from-cloud: cannot read Nova and placement "
+                      "(RuntimeError: connection refused)", err.getvalue())
+        self.assertFalse(os.path.exists(self.out))
 
     def test_environment_wins_like_local_conf(self):
         args = yaml.safe_load(self.write("kvm", VMCT_KVM_AZ="az9", VMCT_SSH_USER="debian"))
@@ -83,8 +124,8 @@ class TaskArgsTestCase(testtools.TestCase):
         self.assertEqual("debian", args["kinds"][0]["ssh_user"])
 
     def test_bad_kinds_name_the_argument_and_the_fix(self):
-        for spec, words in (("fake", ["--kind 'fake'", "image, flavor, zone",
-                                      "kvm, qemu-tcg, docker"]),
+        for spec, words in (("lxc", ["--kind 'lxc'", "image, flavor, zone",
+                                     "kvm, qemu-tcg, docker, fake"]),
                             ("kvm,imag=x", ["'imag=x'", "image, flavor, zone"]),
                             ("kvm,zone=", ["'zone='"])):
             err = io.StringIO()
@@ -107,7 +148,8 @@ class TaskArgsTestCase(testtools.TestCase):
         Every template argument without a default must be in the file ("Please specify
         template task argument" otherwise).
         """
-        args = yaml.safe_load(self.write("kvm", "docker"))
+        args = yaml.safe_load(self.write("kvm", "docker", "fake"))
+        args["capacity"] = {"kvm": 32, "docker": 32, "fake": 3123}
         task_api = api._Task(None)
         for sample in SAMPLES:
             with open(sample) as f:
@@ -116,3 +158,96 @@ class TaskArgsTestCase(testtools.TestCase):
             rendered = task_api.render_template(template, **args, **extra)
             task = yaml.safe_load(rendered)
             self.assertTrue(task["subtasks"], sample)
+
+
+def inventory(total, ratio=1.0, reserved=0):
+    return {"total": total, "reserved": reserved, "allocation_ratio": ratio, "min_unit": 1,
+            "max_unit": total, "step_size": 1}
+
+
+class FakeCloud:
+    """Nova's and placement's answers for the AIO's three computes (and a spare host)."""
+
+    def __init__(self):
+        self.compute = {
+            "/os-availability-zone/detail": {"availabilityZoneInfo": [
+                {"zoneName": "internal", "hosts": {"aio": {"nova-scheduler": {}}}},
+                {"zoneName": "qemu", "hosts": {"aio": {"nova-compute": {}}}},
+                {"zoneName": "docker", "hosts": {"aio-docker": {"nova-compute": {}}}},
+                {"zoneName": "fake", "hosts": {"aio-fake": {"nova-compute": {}}}},
+                {"zoneName": "nova", "hosts": {"spare": {"nova-compute": {}}}}]},
+            "/os-hypervisors/detail": {"hypervisors": [
+                self.hypervisor("vm", "aio"), self.hypervisor("aio-docker", "aio-docker"),
+                self.hypervisor("aio-fake", "aio-fake"),
+                self.hypervisor("spare", "spare", status="disabled")]},
+            "/flavors/detail?is_public=None": {"flavors": [
+                {"id": "1", "name": "vmct.tiny", "vcpus": 1, "ram": 256, "disk": 1,
+                 "OS-FLV-EXT-DATA:ephemeral": 0, "swap": ""},
+                {"id": "2", "name": "m1.swap", "vcpus": 1, "ram": 64, "disk": 1,
+                 "OS-FLV-EXT-DATA:ephemeral": 1, "swap": 1536}]},
+        }
+        self.placement = {"/resource_providers": {"resource_providers": [
+            {"name": "vm", "uuid": "rp-vm"}, {"name": "aio-docker", "uuid": "rp-docker"},
+            {"name": "aio-fake", "uuid": "rp-fake"}, {"name": "spare", "uuid": "rp-spare"}]}}
+        self.inventories("rp-vm", inventory(2, 16.0), inventory(11865, reserved=512),
+                         inventory(251))
+        self.inventories("rp-docker", inventory(2, 16.0), inventory(24105, reserved=512),
+                         inventory(251))
+        self.inventories("rp-fake", inventory(1000, 4.0), inventory(800000, reserved=512),
+                         inventory(600000))
+        self.inventories("rp-spare", inventory(64), inventory(65536), inventory(1000))
+
+    @staticmethod
+    def hypervisor(name, host, status="enabled"):
+        return {"hypervisor_hostname": name, "status": status, "state": "up",
+                "service": {"host": host, "id": 1}}
+
+    def inventories(self, uuid, vcpu, memory, disk):
+        self.placement["/resource_providers/%s/inventories" % uuid] = {"inventories": {
+            "VCPU": vcpu, "MEMORY_MB": memory, "DISK_GB": disk}}
+
+    def getters(self):
+        return self.compute.__getitem__, self.placement.__getitem__
+
+
+def kind(name, zone, flavor="vmct.tiny"):
+    return {"name": name, "image": "i", "flavor": flavor, "zone": zone}
+
+
+class ReadCapacityTestCase(testtools.TestCase):
+    """What each kind's hosts hold, by the vmct_capacity validator's arithmetic."""
+
+    def test_per_zone_the_smallest_resource_counts(self):
+        cloud = FakeCloud()
+        # qemu: VCPU 2 x 16 = 32 (memory (11865 - 512) / 256 = 44, disk 251);
+        # fake: memory (800000 - 512) / 256 = 3123 (VCPU 4000, disk 600000)
+        self.assertEqual({"qemu-tcg": 32, "docker": 32, "fake": 3123},
+                         task_args.read_capacity([kind("qemu-tcg", "qemu"),
+                                                  kind("docker", "docker"),
+                                                  kind("fake", "fake")], *cloud.getters()))
+
+    def test_what_is_in_use_is_not_subtracted(self):
+        cloud = FakeCloud()
+        cloud.placement["/resource_providers/rp-vm/usages"] = {"usages": {"VCPU": 30}}
+        holds = task_args.read_capacity([kind("k", "qemu")], *cloud.getters())
+        self.assertEqual({"k": 32}, holds)
+
+    def test_no_zone_means_every_host_and_a_disabled_one_holds_none(self):
+        cloud = FakeCloud()
+        self.assertEqual({"any": 32 + 32 + 3123}, task_args.read_capacity(
+            [kind("any", None)], *cloud.getters()))
+        self.assertEqual({"spare": 0, "nowhere": 0}, task_args.read_capacity(
+            [kind("spare", "nova"), kind("nowhere", "mars")], *cloud.getters()))
+
+    def test_the_flavor_by_name_or_id_with_ephemeral_and_swap(self):
+        cloud = FakeCloud()
+        # m1.swap: 1 + 1 + ceil(1536 / 1024) = 4 GB disk: 251 // 4 = 62; VCPU 32 on qemu
+        self.assertEqual({"a": 32, "b": 32}, task_args.read_capacity(
+            [kind("a", "qemu", "1"), kind("b", "qemu", "m1.swap")], *cloud.getters()))
+        cloud.inventories("rp-vm", inventory(2, 64.0), inventory(11865, reserved=512),
+                          inventory(251))
+        self.assertEqual({"b": 62}, task_args.read_capacity(
+            [kind("b", "qemu", "m1.swap")], *cloud.getters()))
+        e = self.assertRaises(ValueError, task_args.read_capacity,
+                              [kind("c", "qemu", "m9")], *cloud.getters())
+        self.assertEqual("no flavor 'm9' in the cloud", str(e))

@@ -80,6 +80,9 @@ class AioReadsTheValuesTestCase(testtools.TestCase):
         self.assertEqual(v["VMCT_FLAVOR_NAME"], self.aio("compute_var qemu flavor"))
         self.assertEqual(v["VMCT_DOCKER_AZ"], self.aio("compute_var docker az"))
         self.assertEqual(v["VMCT_DOCKER_IMAGE"], self.aio("compute_var docker image"))
+        self.assertEqual(v["VMCT_FAKE_AZ"], self.aio("compute_var fake az"))
+        self.assertEqual(v["VMCT_FAKE_IMAGE"], self.aio("compute_var fake image"))
+        self.assertEqual(v["VMCT_FLAVOR_NAME"], self.aio("compute_var fake flavor"))
         self.assertEqual("%s %s" % (v["VMCT_NET_NAME"], v["VMCT_NET_CIDR"]),
                          self.aio('echo "$NET_NAME $NET_CIDR"'))
 
@@ -89,3 +92,32 @@ class AioReadsTheValuesTestCase(testtools.TestCase):
         self.assertIn("wait_soft_reboot_seconds = %s"
                       % v["VMCT_LIBVIRT_WAIT_SOFT_REBOOT_SECONDS"], conf)
         self.assertIn("force_config_drive = %s" % v["VMCT_FORCE_CONFIG_DRIVE"], conf)
+
+    def test_fake_compute(self):
+        v = values_mod.read_values(VALUES)
+        self.assertEqual("compute_driver = %s" % v["VMCT_FAKE_COMPUTE_DRIVER"],
+                         self.aio("compute_fake_overlay | grep compute_driver"))
+        self.assertEqual("fake.FakeDriverWithoutFakeNodes", v["VMCT_FAKE_COMPUTE_DRIVER"])
+        self.assertEqual("img_hv_type=fake", v["VMCT_FAKE_IMAGE_PROPERTIES"])
+        # its own host: its own OVS agent, so Neutron binds its ports
+        self.assertNotIn(self.aio("compute_var fake host"), (self.aio('echo "$AIO_HOST"'),
+                                                             self.aio("compute_var docker host")))
+        self.assertEqual("qemu docker fake", self.aio("enabled_computes | xargs"))
+        self.assertEqual("qemu docker", self.aio("VMCT_AIO_FAKE=0; enabled_computes | xargs"))
+
+    def test_real_computes_hold_the_capacity(self):
+        """cpu_allocation_ratio: the smallest whole ratio that holds the capacity.
+
+        AIO_CAPACITY (VMCT_AIO_CAPACITY, default 32) servers of the flavor's VCPUs on the
+        online CPUs, never below Nova's 4.0.
+        """
+        self.assertEqual("32", self.aio('echo "$AIO_CAPACITY"'))
+        for cpus, capacity, ratio in ((2, 32, "16.0"), (3, 32, "11.0"), (16, 32, "4.0"),
+                                      (1, 32, "32.0"), (2, 64, "32.0")):
+            stub = "getconf() { echo %d; }; AIO_CAPACITY=%d; " % (cpus, capacity)
+            for compute in ("qemu", "docker"):
+                line = self.aio(stub + "compute_%s_overlay | grep '^cpu_allocation_ratio'"
+                                % compute)
+                self.assertEqual("cpu_allocation_ratio = " + ratio, line,
+                                 (cpus, capacity, compute))
+        self.assertEqual("", self.aio("compute_fake_overlay | grep allocation_ratio || true"))

@@ -31,11 +31,18 @@ compute_docker_prepare() {
     fi
 }
 
+# Capacity (lib/services.sh, aio_cpu_allocation_ratio): at least $AIO_CAPACITY containers of
+# vmct.tiny. VCPU: the same ratio as the QEMU compute's (16 on 2 CPUs; each container's CFS
+# quota is its flavor's 1 CPU, so 32 busy containers share 2 cores). MEMORY_MB stays at 1.0:
+# Docker reports MemTotal (24105 MB on that 24 GB machine), minus 512 reserved = 92 containers
+# of 256 MB (each limited to 256 MB; an idle one takes a few MB). DISK_GB stays at 1.0.
 compute_docker_overlay() {
     cat <<EOF
 # driver source $(pip_source_hash "$compute_docker_pip") (a changed driver restarts this compute)
 [DEFAULT]
 compute_driver = $VMCT_DOCKER_COMPUTE_DRIVER
+# at least $AIO_CAPACITY containers of $VMCT_FLAVOR_VCPUS VCPU on $(getconf _NPROCESSORS_ONLN) CPUs (Nova's initial ratio: 4.0)
+cpu_allocation_ratio = $(aio_cpu_allocation_ratio)
 vif_plugging_is_fatal = true
 vif_plugging_timeout = 120
 [docker]

@@ -1,7 +1,7 @@
 # The access namespace: the one place from which instance addresses are reachable.
 # A veth pair: vmct-acc0 is a port of br-ex (physnet1, where the flat network vmct-net lives),
 # vmct-acc1 sits in the namespace with $ACCESS_IP. The root namespace has no address on br-ex
-# and no route to $NET_CIDR.
+# and no route to $NET_CIDR or $NET_SCALE_CIDR.
 
 ensure_access_ns() {
     ip netns list | grep -qw "$ACCESS_NS" || ip netns add "$ACCESS_NS"
@@ -13,6 +13,7 @@ ensure_access_ns() {
     ip link set vmct-acc0 up
     ovs-vsctl --may-exist add-port br-ex vmct-acc0
     ip -n "$ACCESS_NS" addr replace "$ACCESS_IP/${NET_CIDR#*/}" dev vmct-acc1
+    ip -n "$ACCESS_NS" addr replace "$ACCESS_SCALE_IP/${NET_SCALE_CIDR#*/}" dev vmct-acc1
     ip -n "$ACCESS_NS" link set vmct-acc1 up
     write_if_changed "$S/proxy-command" <<<"$AIO_TOOLS/proxy-command %h %p" || true
 }

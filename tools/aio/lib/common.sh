@@ -13,7 +13,9 @@ ACCESS_NS=vmct-access              # the only place instance addresses are reach
 . "$VMCT_ROOT/tools/vmct-values"
 NET_NAME=$VMCT_NET_NAME            # shared flat provider network for instances
 NET_CIDR=$VMCT_NET_CIDR
+NET_SCALE_CIDR=$VMCT_NET_SCALE_CIDR
 ACCESS_IP=10.77.0.2                # outside the Neutron allocation pool (.100-.250)
+ACCESS_SCALE_IP=10.77.4.2          # outside the scale subnet's pool (10.77.4.10-10.77.7.250)
 LIBVIRT_URI=qemu:///system
 export PATH=$S/bin:$VENV/bin:/usr/local/sbin:/usr/sbin:/sbin:$PATH
 export PYTHONWARNINGS="ignore::DeprecationWarning"

@@ -87,6 +87,23 @@ start_nova_control() {
 # A compute whose host differs from $AIO_HOST gets its own OVS agent with its own integration
 # and physical bridges; the physical bridge is patched to br-ex so all hosts share physnet1.
 COMPUTES=()
+
+# Capacity of the real computes (QEMU, Docker): each holds at least $AIO_CAPACITY servers of
+# the AIO's flavor at once (VMCT_AIO_CAPACITY, default 32: the top level of lifecycle.yaml's
+# sweep; task-args.yaml's capacity says what each kind holds, read from placement). Nova's
+# initial VCPU allocation ratio is 4.0: a compute on 2 CPUs would hold 8 servers of 1 VCPU.
+# aio_cpu_allocation_ratio is the smallest whole ratio that holds $AIO_CAPACITY, never below
+# Nova's 4.0: max(4, ceil(capacity x flavor VCPUs / online CPUs)); 16.0 on 2 CPUs.
+AIO_CAPACITY=${VMCT_AIO_CAPACITY:-32}
+aio_cpu_allocation_ratio() {
+    local cpus need ratio
+    cpus=$(getconf _NPROCESSORS_ONLN)
+    need=$((AIO_CAPACITY * VMCT_FLAVOR_VCPUS))
+    ratio=$(((need + cpus - 1) / cpus))
+    [ "$ratio" -ge 4 ] || ratio=4
+    echo "$ratio.0"
+}
+
 load_computes() {
     local f
     for f in "$AIO_TOOLS"/computes.d/*.sh; do
@@ -169,16 +186,19 @@ start_computes() {
     done
 }
 
-# Wait for each compute service to report up (matched by --host: two rows otherwise) with its
-# OVS agent, map new hosts into cell1, put each host into its AZ aggregate. One aio.py process
-# per step (an openstacksdk start costs about a second).
+# Wait for each compute service to report up (matched by --host: two rows otherwise) since its
+# process started (pids/*.pid's time: a restarted compute has then pushed its inventory, e.g. a
+# new allocation ratio, to placement) with its OVS agent, map new hosts into cell1, put each
+# host into its AZ aggregate. One aio.py process per step (an openstacksdk start costs about a
+# second).
 register_computes() {
-    local c hosts=() zones=() mapped h
+    local c hosts=() zones=() started=() mapped h
     for c in $(enabled_computes); do
         hosts+=("$(compute_var "$c" host)")
+        started+=("$(compute_var "$c" host)@$(stat -c %Y "$S/pids/nova-compute-$c.pid")")
         zones+=("$(compute_var "$c" az)=$(compute_var "$c" host)")
     done
-    aio_py wait-computes 300 "${hosts[@]}" \
+    aio_py wait-computes 300 "${started[@]}" \
         || die "compute services not up, see $S/logs/nova-compute-*.log and neutron-ovs-agent*.log"
     mapped=$(mysql_root -N -e "SELECT host FROM nova_api.host_mappings" 2>/dev/null || true)
     for h in "${hosts[@]}"; do
