@@ -1,13 +1,10 @@
-# shellcheck shell=bash disable=SC2034  # compute_NAME_* are read through compute_var
+# shellcheck shell=bash  # registered with register_compute (lib/services.sh)
 # nova-compute with the libvirt driver, QEMU in TCG mode (this kind of machine has no usable KVM:
 # /dev/kvm only runs special PVM guest kernels). Set VMCT_AIO_VIRT_TYPE=kvm where KVM works.
-COMPUTES+=(qemu)
-compute_qemu_host=$AIO_HOST            # shares the main OVS agent
-compute_qemu_az=$VMCT_KVM_AZ
-compute_qemu_kind=kvm
-compute_qemu_about="libvirt compute, QEMU TCG here (no usable KVM on this machine)"
-compute_qemu_image=$VMCT_QEMU_IMAGE
-compute_qemu_flavor=$VMCT_FLAVOR_NAME
+# its host is the cloud host: it shares the main OVS agent
+register_compute qemu host="$AIO_HOST" az="$VMCT_KVM_AZ" kind=kvm \
+    about="libvirt compute, QEMU TCG here (no usable KVM on this machine)" \
+    image="$VMCT_QEMU_IMAGE" flavor="$VMCT_FLAVOR_NAME"
 compute_qemu_enabled() { [ "${VMCT_AIO_QEMU:-1}" = 1 ]; }
 compute_qemu_prepare() { start_libvirt; }
 compute_qemu_images() { "$VMCT_ROOT/tools/images/build-qemu-guest" --upload; }

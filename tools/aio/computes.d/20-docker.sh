@@ -1,18 +1,13 @@
-# shellcheck shell=bash disable=SC2034  # compute_NAME_* are read through compute_var
+# shellcheck shell=bash  # registered with register_compute (lib/services.sh)
 # nova-compute with the Docker driver (nova-docker/, nova.virt.docker.DockerDriver): instances
 # are containers of the workload image (sshd + sysbench + netperf). Its own host, so its own OVS
 # agent and integration bridge br-int-docker (patched to br-ex like every other host).
 # VMCT_AIO_DOCKER=0 leaves it out (no docker.io, no image, no docker kind in task-args.yaml).
 # Names, zone, image properties and the soft reboot timeout: tools/vmct-values (lib/common.sh).
-COMPUTES+=(docker)
-compute_docker_host=vmct-aio-docker
-compute_docker_az=$VMCT_DOCKER_AZ
-compute_docker_kind=docker
-compute_docker_about="nova-docker driver: containers, the SSH key injected by the driver"
-compute_docker_image=$VMCT_DOCKER_IMAGE
-compute_docker_flavor=$VMCT_FLAVOR_NAME
-compute_docker_debs="docker.io debootstrap"
-compute_docker_pip=$VMCT_ROOT/nova-docker
+register_compute docker host=vmct-aio-docker az="$VMCT_DOCKER_AZ" kind=docker \
+    about="nova-docker driver: containers, the SSH key injected by the driver" \
+    image="$VMCT_DOCKER_IMAGE" flavor="$VMCT_FLAVOR_NAME" debs="docker.io debootstrap" \
+    pip="$VMCT_ROOT/nova-docker"
 # dockerd when the AIO had to start one (tools/docker/ensure-dockerd state: pidfile, log)
 DOCKER_STATE=$S/docker
 DOCKER_BRIDGE=br-int-docker        # the integration bridge of its agent (lib/services.sh)
@@ -38,7 +33,7 @@ compute_docker_prepare() {
 # of 256 MB (each limited to 256 MB; an idle one takes a few MB). DISK_GB stays at 1.0.
 compute_docker_overlay() {
     cat <<EOF
-# driver source $(pip_source_hash "$compute_docker_pip") (a changed driver restarts this compute)
+# driver source $(pip_source_hash "$(compute_var docker pip)") (a changed driver restarts this compute)
 [DEFAULT]
 compute_driver = $VMCT_DOCKER_COMPUTE_DRIVER
 # at least $AIO_CAPACITY containers of $VMCT_FLAVOR_VCPUS VCPU on $(getconf _NPROCESSORS_ONLN) CPUs (Nova's initial ratio: 4.0)
@@ -77,7 +72,7 @@ compute_docker_images() {
 compute_docker_down() { # WIPE
     local c p
     if docker_engine_up; then
-        mapfile -t c < <(docker ps -aq --filter "label=nova.host=$compute_docker_host")
+        mapfile -t c < <(docker ps -aq --filter "label=nova.host=$(compute_var docker host)")
         [ ${#c[@]} -gt 0 ] && { log "removing ${#c[@]} instance container(s)"; docker rm -f -v "${c[@]}" >/dev/null; }
         if [ "$1" = 1 ]; then
             mapfile -t c < <(docker images -q --filter "reference=glance/*" | sort -u)
@@ -102,5 +97,5 @@ compute_docker_down() { # WIPE
 compute_docker_status() {
     docker_engine_up || { echo "docker: engine not answering"; return 1; }
     echo "docker $(docker version --format '{{.Server.Version}}'): $(docker ps -q \
-        --filter "label=nova.host=$compute_docker_host" | wc -l) instance container(s) running"
+        --filter "label=nova.host=$(compute_var docker host)" | wc -l) instance container(s) running"
 }

@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2034  # compute_NAME_* are read through compute_var
+# shellcheck shell=bash  # registered with register_compute (lib/services.sh)
 # nova-compute with Nova's fake driver (nova.virt.fake.FakeDriverWithoutFakeNodes): servers
 # without a hypervisor, so a boot or delete costs what the control plane costs (API, scheduler,
 # placement, conductor, the compute manager, Neutron's port binding) and nothing more: the floor
@@ -9,13 +9,9 @@
 # Inventory: the driver's own, 1000 VCPU (ratio 4.0), 800000 MB, 600000 GB: 3123 vmct.tiny.
 # Its image is a 1 MiB placeholder (VMCT_FAKE_IMAGE, img_hv_type=fake: no other host runs it).
 # VMCT_AIO_FAKE=0 leaves it out (no process, no fake_kind in task-args.yaml).
-COMPUTES+=(fake)
-compute_fake_host=vmct-aio-fake
-compute_fake_az=$VMCT_FAKE_AZ
-compute_fake_kind=fake
-compute_fake_about="Nova's fake driver: no hypervisor, nothing to reach (probe none)"
-compute_fake_image=$VMCT_FAKE_IMAGE
-compute_fake_flavor=$VMCT_FLAVOR_NAME
+register_compute fake host=vmct-aio-fake az="$VMCT_FAKE_AZ" kind=fake \
+    about="Nova's fake driver: no hypervisor, nothing to reach (probe none)" \
+    image="$VMCT_FAKE_IMAGE" flavor="$VMCT_FLAVOR_NAME"
 
 compute_fake_enabled() { [ "${VMCT_AIO_FAKE:-1}" = 1 ]; }
 

@@ -69,8 +69,9 @@ start_nova_control() {
 }
 
 # ------------------------------------------------------------------ compute services
-# Every file in computes.d/ registers one nova-compute service by appending its NAME to COMPUTES
-# and defining, for that NAME:
+# Every file in computes.d/ registers one nova-compute service with
+# `register_compute NAME KEY=VALUE...` (NAME goes into COMPUTES, each KEY into compute_NAME_KEY)
+# and defines, for that NAME:
 #   compute_NAME_host     nova (and neutron binding) host name
 #   compute_NAME_az       availability zone (an aggregate of the same name holds the host)
 #   compute_NAME_enabled  function: return 0 when this compute can run here
@@ -87,6 +88,15 @@ start_nova_control() {
 # A compute whose host differs from $AIO_HOST gets its own OVS agent with its own integration
 # and physical bridges; the physical bridge is patched to br-ex so all hosts share physnet1.
 COMPUTES=()
+
+register_compute() { # NAME KEY=VALUE...
+    local name=$1 pair
+    shift
+    COMPUTES+=("$name")
+    for pair in "$@"; do
+        printf -v "compute_${name}_${pair%%=*}" '%s' "${pair#*=}"
+    done
+}
 
 # Capacity of the real computes (QEMU, Docker): each holds at least $AIO_CAPACITY servers of
 # the AIO's flavor at once (VMCT_AIO_CAPACITY, default 32: the top level of lifecycle.yaml's
