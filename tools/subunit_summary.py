@@ -2,7 +2,8 @@
 
 usage: subunit_summary.py RESULTS_DIR [BROKEN_STAGE ...]
 
-Prints every failed test with its traceback, one line per stage, then
+Prints every failed test with its traceback, one line per stage, each failure again in
+short (its test and the assertion's first lines: CI shows only the end of the output), then
 ``N passed, N failed, N skipped`` alone on the last line. A stage named as
 broken (it could not run at all) counts as one failure. Exit status 1 when
 anything failed or nothing ran.
@@ -10,6 +11,7 @@ anything failed or nothing ran.
 
 import collections
 import pathlib
+import re
 import sys
 
 import subunit
@@ -17,6 +19,7 @@ import testtools
 
 PASSED = {"success", "xfail"}
 FAILED = {"fail", "uxsuccess"}
+ERROR_LINE = re.compile(r"[\w.]*(Error|Exception|Failure)\b")
 
 
 def read_stream(path):
@@ -44,10 +47,20 @@ def details_text(test):
     return "\n".join(parts).strip()
 
 
+def in_short(test_id, text, width=400):
+    """One line: the test and its error's first lines, at most ``width`` characters."""
+    lines = text.splitlines()
+    # the traceback's last 'SomethingError: ...' line starts the assertion's message
+    starts = [i for i, line in enumerate(lines) if ERROR_LINE.match(line)]
+    start = starts[-1] if starts else max(len(lines) - 3, 0)
+    return ("  %s: %s" % (test_id, " | ".join(lines[start:start + 4])))[:width]
+
+
 def main(argv):
     results = pathlib.Path(argv[1])
     broken = argv[2:]
     totals = collections.Counter()
+    short = []
     for path in sorted(results.glob("*.subunit")):
         counts = collections.Counter()
         for test_id, test in sorted(read_stream(path).items()):
@@ -57,6 +70,7 @@ def main(argv):
             counts[kind] += 1
             if kind == "failed":
                 print("FAILED %s\n%s\n" % (test_id, details_text(test)))
+                short.append(in_short(test_id, details_text(test)))
             elif kind == "skipped":
                 print("skipped %s: %s" % (test_id, details_text(test)))
         print("%s: %d passed, %d failed, %d skipped" % (
@@ -64,7 +78,11 @@ def main(argv):
         totals.update(counts)
     for stage in broken:
         print("stage %s could not run" % stage)
+        short.append("  stage %s could not run" % stage)
         totals["failed"] += 1
+    if short:
+        print("Failures in short:")
+        print("\n".join(short))
     print("%d passed, %d failed, %d skipped" % (
         totals["passed"], totals["failed"], totals["skipped"]))
     return 1 if totals["failed"] or not totals["passed"] else 0

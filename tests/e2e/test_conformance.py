@@ -21,6 +21,15 @@ SKIPPED = bool(E2E_DIR) and os.path.exists(os.path.join(E2E_DIR or "", "conforma
 ACTIVE_SETTLED = "ACTIVE (task_state=None, power_state=1)"
 
 
+def log_tail(name, lines=6):
+    """The last lines of a log of the run, or why there are none."""
+    try:
+        with open(os.path.join(E2E_DIR, "conformance", name)) as f:
+            return f.read().splitlines()[-lines:]
+    except OSError as e:
+        return str(e)
+
+
 def load(name):
     with open(os.path.join(E2E_DIR, "conformance", name)) as f:
         return json.load(f)
@@ -59,8 +68,9 @@ class ConformanceTest(unittest.TestCase):
                 self.assertTrue(excluded["reason"], excluded)
 
     def test_rally_ran_on_every_kind(self):
-        self.assertEqual(sorted(self.kinds),
-                         sorted(k for k, s in self.summary["kinds"].items() if "rally" in s))
+        ran = [k for k, s in self.summary["kinds"].items() if "rally" in s]
+        self.assertEqual(sorted(self.kinds), sorted(ran),
+                         {k: log_tail("rally-%s.log" % k) for k in set(self.kinds) - set(ran)})
         for kind in self.kinds:
             rally = self.summary["kinds"][kind]["rally"]
             self.assertGreaterEqual(rally["passed"], 8, kind)
