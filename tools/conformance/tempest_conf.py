@@ -189,6 +189,7 @@ def write(args, env=os.environ, cloud=None):
     old_umask = os.umask(0o077)     # it holds the admin password
     try:
         with open(args.out, "w") as f:
+            os.fchmod(f.fileno(), 0o600)    # tempest init made it 0644: umask spares it
             f.write(render(values))
     finally:
         os.umask(old_umask)

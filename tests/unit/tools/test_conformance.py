@@ -276,6 +276,9 @@ class TempestConfTest(testtools.TestCase):
         env = {"OS_AUTH_URL": "http://127.0.0.1:5000/v3", "OS_USERNAME": "admin",
                "OS_PASSWORD": "pw", "OS_PROJECT_NAME": "admin"}
         self.useFixture(fixtures.MonkeyPatch("sys.stdout", io.StringIO()))
+        with open(args.out, "w") as f:      # tempest init leaves one, 0644
+            f.write("[DEFAULT]\n")
+        os.chmod(args.out, 0o644)
         cloud = FakeCloud()
         tempest_conf.write(args, env=env, cloud=cloud)
         self.assertEqual([("vmct-conformance.alt", 256)], cloud.created)
