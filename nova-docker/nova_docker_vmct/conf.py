@@ -78,11 +78,12 @@ opts = [
                      'docker_create, docker_start, docker_plug_vifs, '
                      'docker_wait_vif_plugged, docker_post_start) as an '
                      'event of the instance\'s action, with its start and '
-                     'finish time (openstack server event show). Costs two '
-                     'conductor calls per step (event start and finish, '
-                     'twelve per boot). The log line "Spawned container ... '
-                     'in ... s: <step> <seconds>, ..." is written either '
-                     'way.'),
+                     'finish time (openstack server event show). The times '
+                     'are noted during the spawn and the events created '
+                     'after it in the background, one conductor call each, '
+                     'so the instance is not ACTIVE later for them. The log '
+                     'line "Spawned container ... in ... s: <step> '
+                     '<seconds>, ..." is written either way.'),
 ]
 
 

@@ -364,6 +364,14 @@ class DockerDriver(driver.ComputeDriver):
               admin_password, allocations, network_info=None,
               block_device_info=None, power_on=True, accel_info=None):
         timer = self._spawn_timer(context, instance)
+        try:
+            self._spawn(context, instance, image_meta, network_info,
+                        power_on, timer)
+        finally:
+            timer.send()    # the steps' events, after the spawn
+
+    def _spawn(self, context, instance, image_meta, network_info, power_on,
+               timer):
         with timer.step('image_cache'):
             image_ref = self.image_cache.ensure(context, image_meta)
         plans = self._plans(network_info)
@@ -393,7 +401,7 @@ class DockerDriver(driver.ComputeDriver):
         """Timer of the spawn steps.
 
         With ``[docker]spawn_events`` each step is also an event of the
-        instance's current action (the boot's).
+        instance's current action (the boot's), sent once the spawn is over.
         """
         if not CONF.docker.spawn_events:
             return steps.StepTimer(clock=self.clock)

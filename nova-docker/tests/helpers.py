@@ -98,32 +98,41 @@ class Clock(object):
 
 
 class ActionEvents(fixtures.Fixture):
-    """InstanceActionEvent start and finish recorded, not sent anywhere.
+    """InstanceActionEvent creation recorded, not sent anywhere.
 
-    What Nova's EventReporter calls. ``calls``: ('start', event, request
-    id, instance uuid, host) and ('finish', event, the step's exception or
-    None); ``fail_start``/``fail_finish``: raised when set.
+    What :class:`nova_docker_vmct.steps.ActionEvents` calls once the spawn
+    is over, sent at once (no background thread). ``calls``: ('create',
+    event, request id, instance uuid, host, result, details, start time,
+    finish time) and ('finish', event, details) for a failed step's;
+    ``fail_create``/``fail_finish``: raised when set.
     """
 
     def __init__(self):
         super().__init__()
         self.calls = []
-        self.fail_start = self.fail_finish = None
+        self.fail_create = self.fail_finish = None
 
     def _setUp(self):
+        fixture = self
+
+        def create(event, instance_uuid, request_id):
+            fixture.calls.append((
+                'create', event.event, request_id, instance_uuid, event.host,
+                event.obj_attr_is_set('result') and event.result or None,
+                event.obj_attr_is_set('details') and event.details or None,
+                event.start_time,
+                event.obj_attr_is_set('finish_time') and event.finish_time
+                or None))
+            if fixture.fail_create:
+                raise fixture.fail_create
         self.useFixture(fixtures.MockPatch(
-            'nova.objects.InstanceActionEvent.event_start',
-            side_effect=self._start))
+            'nova.objects.InstanceActionEvent.create', create))
         self.useFixture(fixtures.MockPatch(
             'nova.objects.InstanceActionEvent.event_finish_with_failure',
             side_effect=self._finish))
-
-    def _start(self, context, instance_uuid, event_name, want_result=True,
-               host=None):
-        self.calls.append(('start', event_name, context.request_id,
-                           instance_uuid, host))
-        if self.fail_start:
-            raise self.fail_start
+        self.useFixture(fixtures.MockPatch(
+            'nova_docker_vmct.steps.thread_pool_factory.spawn',
+            side_effect=lambda func, *args: func(*args)))
 
     def _finish(self, context, instance_uuid, event_name, exc_val=None,
                 exc_tb=None, want_result=True):
@@ -132,6 +141,7 @@ class ActionEvents(fixtures.Fixture):
             raise self.fail_finish
 
     def finished(self):
-        """(event, 'Success' or the exception's class name), in order."""
-        return [(c[1], type(c[2]).__name__ if c[2] else 'Success')
-                for c in self.calls if c[0] == 'finish']
+        """(event, 'Success' or 'Error'), in the order the steps ended."""
+        finished = {c[1] for c in self.calls if c[0] == 'finish'}
+        return [(c[1], 'Error' if c[1] in finished else c[5])
+                for c in self.calls if c[0] == 'create']

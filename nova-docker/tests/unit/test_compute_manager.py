@@ -272,6 +272,11 @@ class TestBootActionEvents(ComputeTestCase):
             self.useFixture(fixtures.MockPatchObject(target, attr, **kwargs))
         self.useFixture(fixtures.MockPatch(
             'nova.compute.utils.notify_about_instance_create'))
+        # the steps' events are created once the spawn is over, in the
+        # background: here at once, so that the test reads them
+        self.useFixture(fixtures.MockPatch(
+            'nova_docker_vmct.steps.thread_pool_factory.spawn',
+            side_effect=lambda func, *args: func(*args)))
 
     def _database(self):
         path = self.useFixture(fixtures.TempDir()).path

@@ -90,7 +90,7 @@ class TestStepTimer(testtools.TestCase):
 
 
 class TestActionEvents(testtools.TestCase):
-    """Through Nova's EventReporter, InstanceActionEvent replaced."""
+    """Noted during the spawn, created after it; InstanceActionEvent replaced."""
 
     def setUp(self):
         super().setUp()
@@ -100,39 +100,50 @@ class TestActionEvents(testtools.TestCase):
         self.ctx = helpers.context()
         self.record = steps.ActionEvents(self.ctx, 'uuid-1', 'unit-host')
 
-    def test_start_and_finish_on_the_request_of_the_context(self):
+    def test_nothing_is_sent_during_the_steps(self):
         with self.record('create'):
             pass
-        self.assertEqual(
-            [('start', 'docker_create', self.ctx.request_id, 'uuid-1',
-              'unit-host'),
-             ('finish', 'docker_create', None)], self.events.calls)
+        with self.record('start'):
+            self.assertEqual([], self.events.calls)
+        self.assertEqual([], self.events.calls)
+        self.record.send()
+        self.assertEqual(['docker_create', 'docker_start'],
+                         [c[1] for c in self.events.calls])
+        self.record.send()      # sent once
+        self.assertEqual(2, len(self.events.calls))
+
+    def test_created_on_the_request_of_the_context_with_the_steps_times(self):
+        with self.record('create'):
+            pass
+        self.record.send()
+        (what, event, request_id, uuid, host, result, details, start,
+         finish) = self.events.calls[0]
+        self.assertEqual(('create', 'docker_create', self.ctx.request_id,
+                          'uuid-1', 'unit-host', 'Success', None),
+                         (what, event, request_id, uuid, host, result,
+                          details))
+        self.assertLessEqual(start, finish)
 
     def test_a_failed_step_finishes_with_its_error(self):
-        error = ValueError('conflict')
-        with testtools.ExpectedException(ValueError, 'conflict'):
-            with self.record('create'):
-                raise error
-        self.assertEqual(('finish', 'docker_create', error), self.events.calls[-1])
-
-    def test_start_not_recorded_the_step_runs(self):
-        self.events.fail_start = exception.InstanceActionNotFound(
-            request_id='req-1', instance_uuid='uuid-1')
-        ran = []
-        with self.record('create'):
-            ran.append(True)
-        self.assertEqual([True], ran)
-        self.assertEqual(['start'], [c[0] for c in self.events.calls])
-        self.assertIn('Could not record the start of instance action event '
-                      'docker_create: Action for request_id req-1',
-                      self.log.output)
-
-    def test_finish_not_recorded_the_steps_own_error_goes_on(self):
-        self.events.fail_finish = RuntimeError('conductor timeout')
         with testtools.ExpectedException(ValueError, 'conflict'):
             with self.record('create'):
                 raise ValueError('conflict')
+        self.record.send()
+        self.assertEqual([('docker_create', 'Error')], self.events.finished())
+        # finished as EventReporter finishes it: the action is marked Error;
+        # as Nova does, only a NovaException's message is shown, else its class
+        self.assertEqual(('finish', 'docker_create', 'ValueError'),
+                         self.events.calls[-1])
+
+    def test_recording_errors_are_logged_never_raised(self):
+        self.events.fail_create = exception.InstanceActionNotFound(
+            request_id='req-1', instance_uuid='uuid-1')
+        with self.record('create'):
+            pass
         with self.record('start'):
             pass
+        self.record.send()
         self.assertEqual(2, self.log.output.count(
-            'Could not record the finish'))
+            'Could not record instance action event docker_'))
+        self.assertIn('docker_create: Action for request_id req-1',
+                      self.log.output)
