@@ -36,6 +36,19 @@ VMCT_OPTS = [
                  help="Cap on Nova API requests per second for one server, "
                       "whatever poll_interval says; keeps high-concurrency "
                       "runs gentle on the API."),
+    cfg.StrOpt("poll_mode", default="per_server",
+               choices=[("per_server", "every polled server is GET on its own, every "
+                                       "poll_interval"),
+                        ("batched", "one list of the servers changed since the previous "
+                                    "poll (changes-since) every poll_interval, for every "
+                                    "server a Rally worker process waits for, per Nova "
+                                    "endpoint, project and user: fewer requests at high "
+                                    "concurrency (tools/bench/poll_cost.py)")],
+               help="How the servers whose phases are timed are polled."),
+    _seconds("changes_since_margin", 2.0, "subtracted from the time of the previous batched "
+             "poll in its changes-since filter (poll_mode batched): Nova's updated_at has "
+             "whole seconds in MySQL, and Nova's clock may be behind this host's by up to "
+             "the margin minus one second before changes are missed.", 0.0),
     _seconds("build_timeout", 600.0, "a server may take from create request to ACTIVE."),
     _seconds("delete_timeout", 300.0, "a server may take from delete request to gone."),
     _seconds("reboot_timeout", 600.0, "a reboot, stop or start may take to settle."),

@@ -27,12 +27,19 @@ every ``interval`` seconds (``[vmct] poll_interval``, 0.2 s by default) and:
   showed the new value arrived, ``since`` when the previous poll (which still saw
   the old value) was sent, so the change happened in ``(since, at]``;
 * raises :class:`ServerFault` with Nova's fault message when the server goes to
-  ERROR, and :class:`WaitTimeout` naming what it waited for and what it last saw.
+  ERROR, and :class:`WaitTimeout` naming what it waited for and what it last saw;
+* counts the requests its polls cost (:meth:`ServerWaiter.cost`).
+
+Given a :class:`rally_vmct.common.watcher.Watcher` (``[vmct] poll_mode = batched``),
+a waiter gets its server's state from the watcher's one list call per poll for
+every server the process waits for, instead of a GET of its own; the
+transitions, observations and errors are the same.
 
 The clock (``monotonic``, ``wall``, ``sleep``) is injected, so unit tests run
 instantly against fake clients. Nothing here imports Rally or OpenStack clients.
 """
 
+import contextlib
 import dataclasses
 import time
 
@@ -43,6 +50,10 @@ SHUTOFF = "SHUTOFF"
 GONE = "GONE"
 # Statuses of a server that is deleted but still listed (soft delete / reclaim).
 DELETED_STATUSES = frozenset(["DELETED", "SOFT_DELETED"])
+# What a batched poll answers for a server absent from a changes-since list.
+UNCHANGED = object()
+# [vmct] poll_mode: a GET per server and poll, or one list per poll for all servers.
+PER_SERVER, BATCHED = "per_server", "batched"
 
 _TRANSIENT_CODES = frozenset([408, 409, 429])
 # Exception classes (by name, so that no client library has to be imported) that
@@ -61,6 +72,15 @@ class Clock:
     monotonic = staticmethod(time.monotonic)
     wall = staticmethod(time.time)
     sleep = staticmethod(time.sleep)
+
+    @staticmethod
+    def wait(condition, timeout):
+        """Wait on a held ``threading.Condition`` for a notification or ``timeout`` s."""
+        condition.wait(timeout)
+
+    def wall_of(self, monotonic):
+        """The wall-clock time of a past ``monotonic()`` instant."""
+        return self.wall() - (self.monotonic() - monotonic)
 
 
 class WaitError(Exception):
@@ -172,6 +192,29 @@ class Transition:
 
 
 @dataclasses.dataclass(frozen=True)
+class PollCost:
+    """Nova API requests the polls of one server cost, over the seconds it was polled.
+
+    Batched polls count a share of each list call: its requests divided among the
+    servers waited for while it ran.
+    """
+
+    mode: str
+    interval: float
+    requests: float
+    seconds: float
+
+    def __add__(self, other):
+        return dataclasses.replace(self, requests=self.requests + other.requests,
+                                   seconds=self.seconds + other.seconds)
+
+    @property
+    def rate(self):
+        """Requests per second of polling (0 when never polled)."""
+        return self.requests / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
 class Observation:
     """The awaited condition held at ``at``; it did not yet at ``since``."""
 
@@ -210,14 +253,24 @@ class Pacer:
         self.requests = 0
         self.errors = 0
         self.last_error = None
+        self.actions = 0          # action requests counted by sent()
         self._last_start = None
+
+    def next_start(self):
+        """Monotonic instant from which the next request may be sent."""
+        if self._last_start is None:
+            return self.clock.monotonic()
+        return self._last_start + self.gap
 
     def before_action(self):
         """Wait until the next request (an action: reboot, delete...; or a poll) may be sent."""
-        if self._last_start is not None:
-            pause = self._last_start + self.gap - self.clock.monotonic()
-            if pause > 0:
-                self.clock.sleep(pause)
+        pause = self.next_start() - self.clock.monotonic()
+        if pause > 0:
+            self.clock.sleep(pause)
+
+    def hurry(self):
+        """Let the next request go at once, whatever the gap."""
+        self._last_start = None
 
     def sent(self):
         """Count an action request sent after :meth:`before_action`.
@@ -227,7 +280,8 @@ class Pacer:
         requests about one server come closer than the gap.
         """
         self.requests += 1
-        self._last_start = None
+        self.actions += 1
+        self.hurry()
 
     def _wait_turn(self):
         self.before_action()
@@ -263,21 +317,67 @@ class ServerWaiter:
     """Polls one server through ``get_server(server_id)`` and records its transitions.
 
     ``get_server`` raises a 404 client error (see :func:`is_not_found`) once the
-    server is gone; every other exception goes through the :class:`Pacer`.
+    server is gone; every other exception goes through the :class:`Pacer`. With
+    a ``watcher`` (:class:`rally_vmct.common.watcher.Watcher`), each poll is the
+    watcher's next list call instead; ``get_server`` is then only used for a
+    server the list has not shown yet, or whose last look is too old to extend
+    everyone's changes-since window to (one GET, counted to this server).
     """
 
     def __init__(self, get_server, server_id, pacer=None, clock=None,
-                 not_found=is_not_found):
+                 not_found=is_not_found, watcher=None):
         self.clock = clock or (pacer.clock if pacer else Clock())
         self.pacer = pacer or Pacer(clock=self.clock)
         self.get_server = get_server
         self.server_id = server_id
         self.not_found = not_found
+        self.watcher = watcher
         self.state = None
         self.last_server = None
         self.transitions = []
         self.polls = 0
+        # Requests of this waiter's own GETs, and its share of the watcher's lists
+        # (written by the watcher, under its lock).
+        self.get_requests = 0
+        self.list_requests = 0.0
+        self.polled_seconds = 0.0
+        # Wall-clock time the last poll was sent (the watcher's changes-since).
+        self.seen_wall = None
         self._last_sent = None
+        self._actions_seen = 0
+        self._depth = 0
+        self._joined = False
+
+    def cost(self):
+        """:class:`PollCost` of this waiter's polls so far."""
+        mode = BATCHED if self.watcher is not None else PER_SERVER
+        pacer = self.watcher.pacer if self.watcher is not None else self.pacer
+        return PollCost(mode, pacer.min_gap, self.get_requests + self.list_requests,
+                        self.polled_seconds)
+
+    @property
+    def urgent(self):
+        """Was an action requested since the last poll (the next poll must not wait)?"""
+        return self.pacer.actions > self._actions_seen
+
+    @contextlib.contextmanager
+    def polling(self):
+        """Time spent polling (:meth:`cost`); a batched waiter is watched meanwhile.
+
+        Nested uses count once. Outside of it a batched waiter gets no answers,
+        so the watcher only lists while someone waits.
+        """
+        self._depth += 1
+        start = self.clock.monotonic()
+        try:
+            yield self
+        finally:
+            self._depth -= 1
+            if not self._depth:
+                if self._joined:
+                    self._joined = False
+                    self.watcher.unregister(self)
+                self.polled_seconds += self.clock.monotonic() - start
 
     def _fetch(self):
         try:
@@ -287,13 +387,44 @@ class ServerWaiter:
                 return None
             raise
 
+    def _get(self, deadline, what):
+        before = self.pacer.requests
+        try:
+            return self.pacer.call(self._fetch, deadline, what)
+        finally:
+            self.get_requests += self.pacer.requests - before
+
+    def _answer(self, deadline, what):
+        """``(server or None or UNCHANGED, sent, received)`` of the next poll."""
+        if self.watcher is None:
+            return self._get(deadline, what)
+        if not self._joined:
+            stale = (self.seen_wall is not None
+                     and self.clock.wall() - self.seen_wall > self.watcher.stale_after)
+            answer = self._get(deadline, what) if stale else None
+            if answer is not None:
+                self.seen_wall = self.clock.wall_of(answer[1])
+            self.watcher.register(self)
+            self._joined = True
+            if answer is not None:
+                return answer
+        answer = self.watcher.next_answer(self, deadline, what)
+        if answer[0] is UNCHANGED and self.state is None:
+            # Not listed (a new instance Nova has not saved yet): look once.
+            return self._get(deadline, what)
+        return answer
+
     def poll(self, deadline, what="polling"):
-        """One GET (paced): ``(ServerState, sent, received)``; records changes."""
-        server, sent, received = self.pacer.call(self._fetch, deadline, what)
+        """One paced poll: ``(ServerState, sent, received)``; records changes."""
+        with self.polling():
+            server, sent, received = self._answer(deadline, what)
         self.polls += 1
-        if server is not None:
-            self.last_server = server
-        state = ServerState.of(server)
+        if server is UNCHANGED:
+            state = self.state
+        else:
+            if server is not None:
+                self.last_server = server
+            state = ServerState.of(server)
         previous = self.state
         since = self._last_sent if self._last_sent is not None else sent
         for name in ServerState.FIELDS:
@@ -303,6 +434,8 @@ class ServerWaiter:
                 self.transitions.append(Transition(name, old, new, received, since))
         self.state = state
         self._last_sent = sent
+        self._actions_seen = self.pacer.actions
+        self.seen_wall = self.clock.wall_of(sent)
         return state, sent, received
 
     def wait_for(self, accept, timeout, what, started_at=None, error_ok=False,
@@ -324,28 +457,34 @@ class ServerWaiter:
         if self._last_sent is None or self._last_sent < started_at:
             # What this phase waits for cannot have happened before it started.
             self._last_sent = started_at
-        polls = 0
-        while True:
-            state, sent, received = self.poll(deadline, "waiting for " + what)
-            polls += 1
-            verdict = accept(state)
-            if verdict:
-                return Observation(state, received, since, polls, verdict)
-            if state.status == ERROR and not error_ok:
-                raise ServerFault("Server %s went to ERROR while waiting for %s: %s"
-                                  % (self.server_id, what, fault_text(state.fault)),
-                                  fault=state.fault)
-            if state.gone and not gone_ok:
-                raise ServerGone("Server %s disappeared while waiting for %s"
-                                 % (self.server_id, what))
-            if self.clock.monotonic() >= deadline:
-                message = ("Timed out after %.1f s waiting for %s (server %s): last seen %s "
-                           "after %d polls" % (self.clock.monotonic() - start, what,
-                                               self.server_id, state.describe(), polls))
-                if self.pacer.last_error is not None:
-                    message += "; last API error: %s" % self.pacer.last_error
-                raise WaitTimeout(message)
-            since = sent
+        with self.polling():
+            polls = 0
+            while True:
+                state, sent, received = self.poll(deadline, "waiting for " + what)
+                polls += 1
+                verdict = accept(state)
+                if verdict:
+                    return Observation(state, received, since, polls, verdict)
+                if state.status == ERROR and not error_ok:
+                    raise ServerFault("Server %s went to ERROR while waiting for %s: %s"
+                                      % (self.server_id, what, fault_text(state.fault)),
+                                      fault=state.fault)
+                if state.gone and not gone_ok:
+                    raise ServerGone("Server %s disappeared while waiting for %s"
+                                     % (self.server_id, what))
+                if self.clock.monotonic() >= deadline:
+                    raise self._timeout(what, start, state, polls)
+                since = sent
+
+    def _timeout(self, what, start, state, polls):
+        message = ("Timed out after %.1f s waiting for %s (server %s): last seen %s after %d "
+                   "polls" % (self.clock.monotonic() - start, what, self.server_id,
+                              state.describe(), polls))
+        pacers = [self.pacer] + ([self.watcher.pacer] if self.watcher is not None else [])
+        errors = [p.last_error for p in pacers if p.last_error is not None]
+        if errors:
+            message += "; last API error: %s" % errors[-1]
+        return WaitTimeout(message)
 
     def wait_for_status(self, statuses, timeout, what=None, started_at=None):
         """Wait for one of ``statuses`` with no task in progress."""

@@ -18,6 +18,7 @@
 """
 
 from rally_vmct.common import instance_actions
+from rally_vmct.common import waiter
 from rally_vmct.task import output
 
 
@@ -36,16 +37,31 @@ def transitions_table(session):
     for row in rows:
         row[4] = round(row[4] - record.t0, 3)
         row[5] = round(row[5] - record.t0, 3)
-    return {"title": "%s: server state transitions (polled every %.2g s)"
-                     % (session.label, session.pacer.min_gap),
+    polled = "polled every %.2g s" % session.pacer.min_gap
+    cost = record.polling
+    if cost is not None:
+        polled += ", %.2g requests/s for this server" % cost.rate
+    return {"title": "%s: server state transitions (%s)" % (session.label, polled),
             "description": "Each change of the server's status, task state, VM state "
                            "and power state, seen by the poll answered 'seen' seconds "
                            "after the create request; it happened after 'not before' "
                            "(the previous poll, or the phase's request). 'probe' rows: "
-                           "when the instance answered, and the failed attempts before.",
+                           "when the instance answered, and the failed attempts before."
+                           + polling_text(cost),
             "chart_plugin": "Table",
             "data": {"cols": ["phase", "field", "from", "to", "seen [s]",
                               "not before [s]"], "rows": rows}}
+
+
+def polling_text(cost):
+    """What the polls of the server cost Nova, for the transitions table."""
+    if cost is None:
+        return ""
+    how = {waiter.PER_SERVER: "a GET of this server per poll",
+           waiter.BATCHED: "one list of the servers changed since the previous poll for "
+                           "every server waited for, its requests divided among them"}
+    return (" Polling (%s, %s): %.3g Nova API requests for this server over %.1f s of "
+            "polling." % (cost.mode, how[cost.mode], cost.requests, cost.seconds))
 
 
 def actions_table(session):

@@ -39,6 +39,7 @@ from rally_vmct.common import probes
 from rally_vmct.common import ssh as vmct_ssh
 from rally_vmct.common import timeline
 from rally_vmct.common import waiter
+from rally_vmct.common import watcher
 from rally_vmct import opts
 from rally_vmct.task import kinds
 
@@ -106,6 +107,7 @@ class Record:
     probe_rows: list = dataclasses.field(default_factory=list)
     rows: list = dataclasses.field(default_factory=list)      # (phase name, seconds)
     paths: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    polling: waiter.PollCost | None = None   # Nova requests the polls cost (finish())
 
 
 class BootArgsError(ValueError):
@@ -178,10 +180,13 @@ class ServerSession:
         self.clock = clock or self.clock
         self.poll_interval = opts.get("poll_interval")
         self.timeline = timeline.Timeline(atomic_actions, self.clock)
-        self.pacer = waiter.Pacer(self.poll_interval, opts.get("poll_max_interval"),
-                                  opts.get("max_requests_per_second"), clock=self.clock)
+        self.pacing = {"interval": self.poll_interval,
+                       "max_interval": opts.get("poll_max_interval"),
+                       "max_requests_per_second": opts.get("max_requests_per_second")}
+        self.pacer = waiter.Pacer(clock=self.clock, **self.pacing)
         self.server = None
         self.waiter = None
+        self.waiters = []
         self.deleted = False
         self.address = None
         self.record = Record(t0=self.clock.monotonic())
@@ -199,6 +204,22 @@ class ServerSession:
         if request_id:
             self.record.request_ids.append(request_id)
         return request_id
+
+    def new_waiter(self, nova):
+        """A waiter of the server: its own GETs, or the shared watcher's lists (poll_mode)."""
+        shared = None
+        if opts.get("poll_mode") == waiter.BATCHED:
+            shared = watcher.shared(nova, clock=self.clock,
+                                    margin=opts.get("changes_since_margin"), **self.pacing)
+        found = waiter.ServerWaiter(nova.servers.get, self.server.id, pacer=self.pacer,
+                                    clock=self.clock, watcher=shared)
+        self.waiters.append(found)
+        return found
+
+    def poll_cost(self):
+        """:class:`~rally_vmct.common.waiter.PollCost` of every poll of the server so far."""
+        costs = [found.cost() for found in self.waiters]
+        return sum(costs[1:], costs[0]) if costs else None
 
     def mark(self, phase):
         """Transitions seen from now on belong to ``phase`` (transitions table)."""
@@ -223,8 +244,7 @@ class ServerSession:
             self.mark("vmct.build")
             self.server = nova.servers.create(name, image_id, flavor_id, **kwargs)
             self.request(self.server)
-            self.waiter = waiter.ServerWaiter(nova.servers.get, self.server.id,
-                                              pacer=self.pacer, clock=self.clock)
+            self.waiter = self.new_waiter(nova)
             active = self.waiter.wait_for_status(
                 waiter.ACTIVE, opts.get("build_timeout"),
                 "server to become ACTIVE (build)", started_at=phase.start)
@@ -358,9 +378,8 @@ class ServerSession:
         nova = self.nova()
         try:
             nova.servers.delete(self.server.id)
-            cleanup = waiter.ServerWaiter(nova.servers.get, self.server.id,
-                                          pacer=self.pacer, clock=self.clock)
-            cleanup.wait_gone(opts.get("delete_timeout"), "server to be deleted (cleanup)")
+            self.new_waiter(nova).wait_gone(opts.get("delete_timeout"),
+                                            "server to be deleted (cleanup)")
         except Exception as e:
             if not waiter.is_not_found(e):
                 LOG.warning("Could not delete server %s after a failed iteration (%s); "
@@ -374,6 +393,7 @@ class ServerSession:
             except Exception as e:
                 LOG.debug("instance actions unavailable: %s" % e)
         self.cleanup()
+        self.record.polling = self.poll_cost()
 
     # -- instance actions -----------------------------------------------------
 

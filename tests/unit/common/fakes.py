@@ -3,11 +3,16 @@
 The fake Nova plays, for every action (create, reboot, stop, start, delete), a
 script of ``(seconds after the request, status, task_state, power_state)`` steps
 against the fake clock, records ``os-instance-actions`` with events whose
-``finish_time`` appears when the script ends, and counts every request.
+``finish_time`` appears when the script ends, and counts every request. Its
+``servers.list(search_opts={"changes-since": T})`` answers as Nova does: the
+servers whose last step is at or after T, deleted ones as ``DELETED``.
 """
 
 import datetime
 import itertools
+import math
+import threading
+import time
 
 RUNNING, SHUTDOWN = 1, 4
 
@@ -64,10 +69,51 @@ class FakeClock:
     def advance(self, seconds):
         self.now += seconds
 
+    def wall_of(self, monotonic):
+        return EPOCH + monotonic
+
+    def wait(self, condition, timeout):
+        """Nobody else can notify in a single thread: the whole timeout passes."""
+        assert timeout is not None, "a single thread would wait forever"
+        self.sleep(timeout)
+
+
+class RealClock(FakeClock):
+    """Real time under the fake clock's names, for tests and benchmarks with threads."""
+
+    def __init__(self, start=100.0):
+        self.base = time.monotonic() - start
+        super().__init__(start)
+
+    @property
+    def now(self):
+        return time.monotonic() - self.base
+
+    @now.setter
+    def now(self, value):
+        pass
+
+    def sleep(self, seconds):
+        time.sleep(seconds)
+
+    def wait(self, condition, timeout):
+        condition.wait(timeout)
+
+    def advance(self, seconds):
+        raise AssertionError("real time cannot be advanced")
+
 
 def iso(clock_value):
     return datetime.datetime.fromtimestamp(EPOCH + clock_value, datetime.timezone.utc) \
         .strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+def clock_value(iso_time):
+    """The fake clock's value of an ISO 8601 time (what ``iso`` and changes-since give)."""
+    parsed = datetime.datetime.fromisoformat(iso_time.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed.timestamp() - EPOCH
 
 
 class APIError(Exception):
@@ -106,6 +152,9 @@ class FakeServerRecord:
 
     def play(self, script, action, result="Success", hide_events=False):
         start = self.nova.clock.now
+        if self.nova.jitter is not None:        # every step after the first, later by as much
+            late = self.nova.jitter()
+            script = [(d + late if d else d, s, t, p) for d, s, t, p in script]
         self.steps.extend((start + d, s, t, p) for d, s, t, p in script)
         request_id = "req-%d" % next(self.nova.request_ids)
         end = start + script[-1][0]
@@ -126,13 +175,23 @@ class FakeServerRecord:
                 current = step
         return current
 
+    def updated(self, step):
+        """Nova's ``updated_at`` of ``step`` (None: never saved since its create)."""
+        if self.nova.hide_unsaved and step is self.steps[0]:
+            return None
+        resolution = self.nova.updated_resolution
+        return math.floor(step[0] / resolution) * resolution if resolution else step[0]
+
 
 class FakeServer(Obj):
     """What ``servers.get`` returns: a snapshot plus the action methods."""
 
     def __init__(self, record, state):
-        _, status, task_state, power_state = state
+        when, status, task_state, power_state = state
+        if status == "GONE":      # only a list shows it: as Nova lists a deleted instance
+            status, task_state, power_state = "DELETED", None, 0
         super().__init__(id=record.id, name=record.name, status=status,
+                         updated=iso(record.updated(state) or when),
                          addresses=record.nova.addresses,
                          networks={k: [a["addr"] for a in v]
                                    for k, v in record.nova.addresses.items()})
@@ -188,7 +247,8 @@ class FakeServers:
         server_id = "srv-%d" % next(self.ids)
         record = FakeServerRecord(self.nova, server_id, name,
                                   dict(kwargs, image=image, flavor=flavor))
-        self.records[server_id] = record
+        with self.nova.lock:
+            self.records[server_id] = record
         self.created.append(record)
         record.play(self.nova.scripts["create"], "create")
         server = FakeServer(record, record.state())
@@ -202,6 +262,33 @@ class FakeServers:
             raise error
         record = self._record(server)
         return FakeServer(record, record.state())
+
+    def list(self, detailed=True, search_opts=None, marker=None, limit=None):
+        """``GET /servers/detail``: with changes-since, deleted servers too (as DELETED)."""
+        self.nova.count("GET /servers/detail")
+        error = self.nova.next_error()
+        if error:
+            raise error
+        since = (search_opts or {}).get("changes-since")
+        since = clock_value(since) if since else None
+        with self.nova.lock:
+            records = list(self.records.values())
+        if marker is not None:
+            records = records[[r.id for r in records].index(marker) + 1:]
+        listed = []
+        for record in records:
+            state = record.state()
+            if state is None:
+                continue
+            if since is None:
+                if state[1] != "GONE":
+                    listed.append(FakeServer(record, state))
+                continue
+            updated = record.updated(state)
+            if updated is not None and updated >= since:
+                listed.append(FakeServer(record, state))
+        page = limit or self.nova.page_size
+        return listed[:page]
 
     def _act(self, server, action, script, **kw):
         self.nova.count("POST /servers/id/action " + action)
@@ -331,14 +418,23 @@ class FakeNova:
         self.refusals = {}        # action -> exception the API answers with
         self.compute_refuses = set()   # actions whose compute event ends in Error
         self.detach_seconds = 2.0
+        # updated_at's resolution (1.0: MySQL's whole seconds); whether a server's
+        # first step has no updated_at yet (an instance never saved: not listed).
+        self.updated_resolution = 0.0
+        self.hide_unsaved = False
+        self.page_size = 1000          # [api] max_limit
+        self.jitter = None             # callable: seconds to add to a script's steps
         self.requests = []
         self.request_ids = itertools.count(1)
+        self.lock = threading.Lock()
 
     def count(self, what):
-        self.requests.append((self.clock.now, what))
+        with self.lock:
+            self.requests.append((self.clock.now, what))
 
     def next_error(self):
-        return self.errors.pop(0) if self.errors else None
+        with self.lock:
+            return self.errors.pop(0) if self.errors else None
 
 
 class FakeClients:

@@ -87,12 +87,14 @@ start_svc() {
 }
 STARTED=()
 
-# start_uwsgi NAME PORT MODULE "CONFIG FILES" [extra uwsgi args]: one WSGI API on 127.0.0.1.
+# start_uwsgi NAME PORT MODULE "CONFIG FILES" [extra uwsgi args]: one WSGI API on 127.0.0.1,
+# UWSGI_PROCESSES processes (default 1) of 4 threads each.
 # "Connection: close": keystoneauth otherwise reuses sockets that uwsgi's http-socket resets.
 start_uwsgi() {
     local name=$1 port=$2 mod=$3 cfgs=$4; shift 4
     start_svc "$name" "$cfgs" "$VENV/bin/uwsgi" --http-socket "127.0.0.1:$port" --module "$mod" \
-        --virtualenv "$VENV" --master --processes 1 --threads 4 --enable-threads --die-on-term \
+        --virtualenv "$VENV" --master --processes "${UWSGI_PROCESSES:-1}" --threads 4 \
+        --enable-threads --die-on-term \
         --lazy-apps --buffer-size 65535 --add-header "Connection: close" --need-app \
         --disable-logging "$@"
 }

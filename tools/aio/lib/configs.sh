@@ -124,6 +124,12 @@ lock_path = $S/data/nova/locks
 enabled = false
 [glance]
 region_name = RegionOne
+[notifications]
+notification_format = versioned
+[oslo_messaging_notifications]
+# versioned notifications (microsecond timestamps) in each service's log: an observer
+# independent of the API for tools/bench/timer_accuracy.py; no queue fills up unread
+driver = log
 EOF
       ks_auth keystone_authtoken nova "$NOVA_PASS"
       ks_auth service_user nova "$NOVA_PASS"; echo "send_service_user_token = true"

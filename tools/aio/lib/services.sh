@@ -15,6 +15,9 @@ start_keystone() {
 # the largest chunk of a chunked upload Glance takes (bytes): 256 MB
 GLANCE_CHUNK_LIMIT=268435456
 
+# nova-api's uwsgi processes (VMCT_AIO_NOVA_API_PROCESSES): each serves 4 requests at once
+NOVA_API_PROCESSES=${VMCT_AIO_NOVA_API_PROCESSES:-1}
+
 start_apis() {
     start_uwsgi placement 8778 placement.wsgi.api:application "$S/etc/placement/placement.conf" \
         --env "OS_PLACEMENT_CONFIG_DIR=$S/etc/placement"
@@ -24,8 +27,8 @@ start_apis() {
     # streams to Glance, sends 2 MB), so allow large chunks; the image size is not limited.
     start_uwsgi glance-api 9292 glance.wsgi.api:application "$S/etc/glance/glance-api.conf" \
         --env "OS_GLANCE_CONFIG_DIR=$S/etc/glance" --chunked-input-limit "$GLANCE_CHUNK_LIMIT"
-    start_uwsgi nova-api 8774 nova.wsgi.osapi_compute:application "$S/etc/nova/nova.conf" \
-        --env "OS_NOVA_CONFIG_DIR=$S/etc/nova"
+    UWSGI_PROCESSES=$NOVA_API_PROCESSES start_uwsgi nova-api 8774 \
+        nova.wsgi.osapi_compute:application "$S/etc/nova/nova.conf" --env "OS_NOVA_CONFIG_DIR=$S/etc/nova"
     start_uwsgi neutron-api 9696 neutron.wsgi.api:application "$NEUTRON_CFGS" \
         --env "OS_NEUTRON_CONFIG_DIR=$S/etc/neutron" \
         --env "OS_NEUTRON_CONFIG_FILES=neutron.conf;plugins/ml2/ml2_conf.ini"

@@ -7,7 +7,9 @@ from unittest import mock
 from oslo_config import cfg
 import testtools
 
+from rally_vmct.common import watcher
 from rally_vmct import opts
+from rally_vmct.task.server import diagnostics
 from rally_vmct.task.server import session as server_session
 from tests.unit.common import fakes
 
@@ -146,3 +148,54 @@ class CleanupTestCase(testtools.TestCase):
                 mock.patch.object(server_session.LOG, "warning") as warning:
             s.cleanup()
         self.assertIn("srv-x", warning.call_args[0][0])
+
+
+class PollModeTestCase(testtools.TestCase):
+    """Build and delete through a session, per server and batched: same phases, the cost."""
+
+    def setUp(self):
+        super().setUp()
+        opts.register()
+        self.addCleanup(cfg.CONF.clear_override, "poll_mode", opts.GROUP)
+
+    def run_session(self, mode):
+        cfg.CONF.set_override("poll_mode", mode, opts.GROUP)
+        clock = fakes.FakeClock()
+        self.nova = fakes.FakeNova(clock)
+        clients = fakes.FakeClients(self.nova)
+        actions = []
+        s = server_session.ServerSession(
+            lambda name, version=None: getattr(clients, name)(version), KIND,
+            server_session.Access.of(KIND, probe="none"), actions, clock=clock)
+        s.boot("n", "img", "flv", {})
+        s.delete()
+        s.finish()
+        return s, [(a["name"], round(a["finished_at"] - a["started_at"], 6)) for a in actions]
+
+    def test_same_phases_and_transitions_and_the_cost_in_the_table(self):
+        per_server, expected = self.run_session("per_server")
+        gets = len([r for r in self.nova.requests if r[1] == "GET /servers/id"])
+        batched, got = self.run_session("batched")
+        self.assertEqual(expected, got)
+        self.assertEqual([("vmct.build", 2.0), ("vmct.delete", 1.0)], got)
+        self.assertEqual([(t.field, t.old, t.new) for t in per_server.waiter.transitions],
+                         [(t.field, t.old, t.new) for t in batched.waiter.transitions])
+        self.assertIsInstance(batched.waiter.watcher, watcher.Watcher)
+        self.assertIsNone(per_server.waiter.watcher)
+        self.assertEqual([], [r for r in self.nova.requests if r[1] == "GET /servers/id"])
+
+        cost = per_server.record.polling
+        self.assertEqual(("per_server", gets), (cost.mode, cost.requests))
+        self.assertAlmostEqual(3.0, cost.seconds, places=6)   # 2 s build + 1 s delete
+        table = diagnostics.transitions_table(per_server)
+        self.assertIn("(polled every 0.2 s, %.2g requests/s for this server)" % cost.rate,
+                      table["title"])
+        self.assertIn("a GET of this server per poll", table["description"])
+
+        cost = batched.record.polling
+        self.assertEqual("batched", cost.mode)
+        self.assertEqual(len([r for r in self.nova.requests if r[1] == "GET /servers/detail"]),
+                         cost.requests)
+        table = diagnostics.transitions_table(batched)
+        self.assertIn("requests/s for this server", table["title"])
+        self.assertIn("batched, one list of the servers changed", table["description"])
