@@ -31,30 +31,35 @@ from rally_vmct.workloads import runner
 from rally_vmct.workloads import storage
 
 # Typed run() arguments of both scenarios (checked again by vmct_workload_options:
-# fileio_dir absolute, max_runs >= min_runs, ...).
+# fileio_dir absolute, max_runs >= min_runs, ...; by vmct_hosts: proxy commands).
 RunCount = t.Annotated[int, scenario.Field(ge=1)]
 CvTarget = t.Annotated[float, scenario.Field(gt=0)]
 Timeout = t.Annotated[float, scenario.Field(gt=0)]
+Port = t.Annotated[int, scenario.Field(ge=1, le=65535)]
+Text = t.Annotated[str, scenario.Field(min_length=1)]
+# netserver -L: a host name or an IPv4/IPv6 address. netserver's exit status cannot tell a
+# bad address from a netserver already running, so a bad one is refused by validation.
+Address = t.Annotated[str, scenario.Field(pattern=r"^[A-Za-z0-9.:%_-]+$")]
 
 
 class Host(te.TypedDict, total=False, closed=True):
-    """An existing machine reached over SSH."""
+    """An existing machine reached over SSH (proxy_command "": the default)."""
 
-    host: t.Required[str]
-    port: int
-    user: str
-    key_file: str
-    password: str
+    host: t.Required[Text]
+    port: Port
+    user: Text
+    key_file: Text
+    password: Text
     proxy_command: str
 
 
 class NetperfPeer(te.TypedDict, total=False, closed=True):
     """Where netserver listens; with ``ssh``, the scenario starts it there."""
 
-    host: t.Required[str]
-    control_port: int
-    data_port: int
-    listen: str
+    host: t.Required[Text]
+    control_port: Port
+    data_port: Port
+    listen: Address
     ssh: Host
 
 

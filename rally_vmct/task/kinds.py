@@ -50,14 +50,18 @@ DEFAULT_SSH_PORT = 22
 # Chart titles are "<kind>: <group> [<unit>]" (output.py), so a label cannot hold
 # ':' '[' ']'; "native" is the bare-metal baseline's label.
 NAME_PATTERN = r"^[^:\[\]]+$"
+# A kind's label (kind.name; VMCT.native_benchmark's kind).
+Label = t.Annotated[str, typeutils.Field(min_length=1, pattern=NAME_PATTERN)]
+# An image or flavor name, id or regex.
+Ref = t.Annotated[str, typeutils.Field(min_length=1)]
 
 
 class ImageRef(te.TypedDict, total=False, closed=True):
     """A Glance image by ``name`` (exact, else regex), ``id`` or ``regex``."""
 
-    name: str
-    id: str
-    regex: str
+    name: Ref
+    id: Ref
+    regex: Ref
     accurate: bool
     list_kwargs: dict[str, t.Any]
 
@@ -65,15 +69,15 @@ class ImageRef(te.TypedDict, total=False, closed=True):
 class FlavorRef(te.TypedDict, total=False, closed=True):
     """A Nova flavor by ``name`` (exact, else regex), ``id`` or ``regex``."""
 
-    name: str
-    id: str
-    regex: str
+    name: Ref
+    id: Ref
+    regex: Ref
 
 
 class KindSpec(te.TypedDict, closed=True):
     """What the task says about one instance kind (see the module docstring)."""
 
-    name: t.Annotated[str, typeutils.Field(min_length=1, pattern=NAME_PATTERN)]
+    name: Label
     image: ImageRef
     flavor: FlavorRef
     availability_zone: te.NotRequired[t.Annotated[str, typeutils.Field(min_length=1)]]

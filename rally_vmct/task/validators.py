@@ -15,9 +15,10 @@
 * ``vmct_access`` (syntax): ``probe``, ``proxy_command``, ``wait_for_ssh``,
   ``boot_args`` and the SSH key source fit together (``probe: none``, instances
   that cannot be reached, never with ``wait_for_ssh``).
-* ``vmct_kind_resources`` (semantic, needs the cloud): the kind's image and
-  flavor exist and the image fits the flavor (rally-openstack's
-  ``image_valid_on_flavor`` applied to the nested ``kind.image``/``kind.flavor``).
+* ``vmct_kind_resources`` (semantic, needs the cloud): the kind's image,
+  flavor and availability zone exist and the image fits the flavor
+  (rally-openstack's ``image_valid_on_flavor`` applied to the nested
+  ``kind.image``/``kind.flavor``).
 * ``vmct_capacity`` (semantic): the workload's concurrency fits the users' Nova
   quotas and placement's capacity of the kind's compute hosts
   (:mod:`rally_vmct.task.capacity`), so a level that cannot run says why before
@@ -26,6 +27,11 @@
   benchmark scenarios' ``workloads`` plan, ``fileio_dir`` and run counts, hosts.
 * ``vmct_benchmark_access``: VMCT.boot_and_benchmark's SSH key and netperf peer
   fit its workloads and contexts.
+* ``vmct_hosts``: the proxy commands of the SSH hosts (``hosts``,
+  ``netperf_peer.ssh``) of the benchmark scenarios.
+
+``vmct_kind``, ``vmct_kind_resources`` and ``vmct_access`` check a ``vmct_*``
+context's config too (its ``kind``, ``proxy_command``, ``boot_args``).
 
 :func:`instance_scenario` adds the validators every scenario that boots servers
 of a kind has. Every message names the argument and says how to fix it.
@@ -52,6 +58,26 @@ LOG = logging.getLogger(__name__)
 RESERVED_BOOT_ARGS = ("name", "image", "flavor", "availability_zone", "scheduler_hints")
 
 
+def arguments(config, plugin_cfg=None):
+    """A plugin's arguments: a scenario's (the workload's ``args``), a context's (its config).
+
+    Rally calls a scenario's validators with the workload as ``config``, a context's
+    with ``config=None`` and the context's own config as ``plugin_cfg``.
+    """
+    if config is None and isinstance(plugin_cfg, dict):
+        return plugin_cfg
+    return (config or {}).get("args", {})
+
+
+def proxy_problem(template):
+    """Why ``template`` is not a proxy command (None when it is one)."""
+    try:
+        vmct_ssh.expand_proxy_command(template, "192.0.2.1", 22, "root")
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def has_context(config, name):
     """Does the workload's config list context ``name`` (with or without @platform)?"""
     return any(key.split("@")[0] == name for key in (config.get("contexts") or {}))
@@ -70,15 +96,15 @@ def instance_scenario(cls):
 
 
 class ArgumentValidator(validation.Validator):
-    """A validator of one scenario argument, ``param_name``."""
+    """A validator of one argument, ``param_name``, of a scenario or a context."""
 
     def __init__(self, param_name):
         super().__init__()
         self.param_name = param_name
 
-    def argument(self, config):
-        """The argument's value in the workload's config (None when not given)."""
-        return (config or {}).get("args", {}).get(self.param_name)
+    def argument(self, config, plugin_cfg=None):
+        """The argument's value (None when not given); see :func:`arguments`."""
+        return arguments(config, plugin_cfg).get(self.param_name)
 
 
 @validation.configure(name="vmct_kind")
@@ -89,9 +115,9 @@ class KindValidator(ArgumentValidator):
         super().__init__(param_name)
 
     def validate(self, context, config, plugin_cls, plugin_cfg):
-        kind = self.argument(config)
+        kind = self.argument(config, plugin_cfg)
         if kind is None:
-            return          # args-spec reports the missing argument
+            return          # args-spec (a context: its schema) reports the missing argument
         wrong = kinds.problems(kind)
         if wrong:
             self.fail("Argument '%s' is invalid: %s" % (self.param_name, "; ".join(wrong)))
@@ -99,22 +125,23 @@ class KindValidator(ArgumentValidator):
 
 @validation.configure(name="vmct_access")
 class AccessValidator(validation.Validator):
-    """Checks that the reachability probe, proxy command, SSH and boot args fit together."""
+    """Checks that the reachability probe, proxy command, SSH and boot args fit together.
+
+    Of a scenario's arguments, or of a ``vmct_*`` context's config (its server).
+    """
 
     def validate(self, context, config, plugin_cls, plugin_cfg):
+        args = arguments(config, plugin_cfg)
         config = config or {}
-        args = config.get("args", {})
         probe = args.get("probe", "tcp")
         proxy = args.get("proxy_command")
         source = "Argument 'proxy_command'"
         if proxy is None:
             proxy = opts.get("ssh_proxy_command")
             source = "Option [vmct] ssh_proxy_command"
-        if proxy:
-            try:
-                vmct_ssh.expand_proxy_command(proxy, "192.0.2.1", 22, "root")
-            except ValueError as e:
-                self.fail("%s is invalid: %s" % (source, e))
+        problem = proxy_problem(proxy) if isinstance(proxy, str) and proxy else None
+        if problem:     # not a string: args-spec reports it
+            self.fail("%s is invalid: %s" % (source, problem))
         if probe == "ping" and proxy:
             self.fail("Argument 'probe' is 'ping', which cannot go through the proxy command "
                       "(%s %r): use probe 'tcp' or 'ssh', or set proxy_command: ''"
@@ -141,7 +168,7 @@ class AccessValidator(validation.Validator):
 @validation.add("required_platform", platform="openstack", users=True)
 @validation.configure(name="vmct_kind_resources", platform="openstack")
 class KindResourcesValidator(ArgumentValidator):
-    """The kind's image and flavor exist and the image fits the flavor."""
+    """The kind's image, flavor and availability zone exist; the image fits the flavor."""
 
     def __init__(self, param_name="kind"):
         super().__init__(param_name)
@@ -150,11 +177,11 @@ class KindResourcesValidator(ArgumentValidator):
         # Imported here: rally_openstack's validators need Rally's options loaded.
         from rally_openstack.common import validators as openstack_validators
 
-        kind = self.argument(config)
+        kind = self.argument(config, plugin_cfg)
         if not isinstance(kind, dict) or kinds.problems(kind):
             return          # the syntax validators report it
         flat = {"args": {"image": kind.get("image"), "flavor": kind.get("flavor")},
-                "contexts": config.get("contexts", {})}
+                "contexts": (config or {}).get("contexts", {})}
         fits = openstack_validators.ImageValidOnFlavorValidator(flavor_param="flavor",
                                                                 image_param="image")
         try:
@@ -162,6 +189,23 @@ class KindResourcesValidator(ArgumentValidator):
         except validation.ValidationError as e:
             self.fail("Argument '%s' (kind %r): %s"
                       % (self.param_name, kind.get("name"), e.message))
+        zone = (kind.get("availability_zone") or "").partition(":")[0]
+        known = self._zones(context) if zone else None
+        if known is not None and zone not in known:
+            self.fail("Argument '%s' (kind %r): availability zone %r not found; the cloud's "
+                      "zones: %s" % (self.param_name, kind.get("name"), zone,
+                                     ", ".join(sorted(known)) or "none"))
+
+    @staticmethod
+    def _zones(context):
+        """The availability zones the users see; None when the cloud does not say."""
+        try:
+            nova = context["users"][0]["credential"].clients().nova()
+            return {zone.zoneName for zone in nova.availability_zones.list(detailed=False)}
+        except Exception as e:
+            LOG.debug("vmct_kind_resources: availability zone not checked (%s: %s)"
+                      % (type(e).__name__, e))
+            return None
 
 
 def placement_reader(clients):
@@ -366,3 +410,26 @@ class BenchmarkAccessValidator(validation.Validator):
                       "peer: add the '%s' context (netperf_peer 'instance', the default with "
                       "it), or set netperf_peer to {host, control_port, data_port}"
                       % peer_context.KEY)
+
+
+@validation.configure(name="vmct_hosts")
+class HostsValidator(validation.Validator):
+    """The proxy commands of the SSH hosts (``hosts``, ``netperf_peer.ssh``) expand.
+
+    What ``vmct_access`` checks of a scenario's own ``proxy_command``, for each
+    :class:`rally_vmct.task.benchmarking.Host` entry ("" or none: the default).
+    """
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        args = arguments(config, plugin_cfg)
+        hosts = args.get("hosts") if isinstance(args.get("hosts"), list) else []
+        entries = [("hosts", "hosts[%d]" % i, host) for i, host in enumerate(hosts)]
+        peer = args.get("netperf_peer")
+        if isinstance(peer, dict):
+            entries.append(("netperf_peer", "netperf_peer.ssh", peer.get("ssh")))
+        for argument, where, host in entries:
+            proxy = host.get("proxy_command") if isinstance(host, dict) else None
+            problem = proxy_problem(proxy) if isinstance(proxy, str) and proxy else None
+            if problem:
+                self.fail("Argument '%s' is invalid: %s.proxy_command: %s"
+                          % (argument, where, problem))

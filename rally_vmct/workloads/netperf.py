@@ -90,6 +90,14 @@ def _check_port(name, port):
                          % (name, port))
 
 
+def _check_size(name, size):
+    if size is None:
+        return
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ValueError("netperf %s must be an integer number of bytes >= 1, got %r"
+                         % (name, size))
+
+
 def build_command(test, host, duration=10, control_port=None, data_port=None,
                   output="keyval", selectors=None, request_size=None,
                   response_size=None, message_size=None):
@@ -102,8 +110,9 @@ def build_command(test, host, duration=10, control_port=None, data_port=None,
     :param data_port: fixed remote data port (``-- -P ,PORT``)
     :param output: keyval (``-k``), csv (``-o``, with its header line) or classic
     :param selectors: omni output selectors, default per test kind
-    :param request_size, response_size: bytes per transaction (``-r``), RR tests
-    :param message_size: bytes per send (``-m``), STREAM tests
+    :param request_size, response_size: bytes per transaction (``-r``), RR tests;
+        integers >= 1
+    :param message_size: bytes per send (``-m``), STREAM tests; an integer >= 1
     """
     if test not in TESTS:
         raise ValueError("netperf test must be one of %s, got %r"
@@ -117,6 +126,9 @@ def build_command(test, host, duration=10, control_port=None, data_port=None,
         raise ValueError("netperf duration must be > 0 seconds, got %r" % (duration,))
     _check_port("control_port", control_port)
     _check_port("data_port", data_port)
+    for name, size in (("request_size", request_size), ("response_size", response_size),
+                       ("message_size", message_size)):
+        _check_size(name, size)
 
     argv = ["netperf", "-H", str(host), "-t", test, "-l", "%g" % duration]
     if control_port:

@@ -30,6 +30,9 @@ PEER_INSTANCE = "instance"
 PEER_NONE = "none"
 
 
+@validation.add("vmct_kind_resources")
+@validation.add("vmct_access")
+@validation.add("vmct_kind")
 @validation.add("required_platform", platform="openstack", users=True)
 @context.configure(name=KEY, platform="openstack", order=520)
 class NetperfPeer(context.OpenStackContext):

@@ -35,6 +35,9 @@ def image_for(ctx, kind):
     return None
 
 
+@validation.add("vmct_kind_resources")
+@validation.add("vmct_access")
+@validation.add("vmct_kind")
 @validation.add("required_platform", platform="openstack", users=True)
 @context.configure(name=KEY, platform="openstack", order=510)
 class WorkloadImage(context.OpenStackContext):

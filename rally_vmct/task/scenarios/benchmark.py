@@ -37,6 +37,7 @@ class PeerMissing(RuntimeError):
     """netperf_peer "instance" without the vmct_netperf_peer context's server."""
 
 
+@validation.add("vmct_hosts")
 @validation.add("vmct_benchmark_access")
 @validation.add("vmct_workloads", param_name="workloads")
 @validation.add("vmct_workload_options")
@@ -136,7 +137,7 @@ class BootAndBenchmark(instance.InstanceScenario):
             facts.update(self._cloud_facts(session, plan, peer, peer_server_id))
             session.fetch_actions()
             gone = session.delete()
-            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.at))
+            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.estimate))
             benchmark_report.report(self, session.label, facts, dialect, results, where)
         finally:
             self._finish(session)

@@ -254,6 +254,8 @@ class ActionChecks:
                 "data": {"cols": CHECKS_COLUMNS, "rows": self.rows}}
 
 
+@validation.add("vmct_non_empty_list", param_name="checks")
+@validation.add("vmct_access")
 @validation.add("vmct_kind_resources")
 @validation.add("required_services", services=[consts.Service.NOVA])
 @validation.add("required_platform", platform="openstack", users=True)

@@ -18,6 +18,7 @@ from rally.task import validation
 
 from rally_vmct.task import benchmark_report
 from rally_vmct.task import benchmarking
+from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task import validators  # noqa: F401  (registers vmct_workloads...)
 from rally_vmct.workloads import facts as facts_lib
@@ -33,6 +34,7 @@ def native_facts(plan, netperf_peer):
             "nova_hypervisor_version": facts_lib.NOT_NOVA, "netperf_path": path}
 
 
+@validation.add("vmct_hosts")
 @validation.add("vmct_non_empty_list", param_name="hosts")
 @validation.add("vmct_workloads", param_name="workloads", peer_param="netperf_peer")
 @validation.add("vmct_workload_options")
@@ -42,7 +44,7 @@ class NativeBenchmark(scenario.Scenario):
     def run(self, hosts: list[benchmarking.Host],
             workloads: list[dict[str, t.Any]] | None = None,
             netperf_peer: benchmarking.NetperfPeer | None = None,
-            kind: t.Annotated[str, scenario.Field(min_length=1)] = output.NATIVE_KIND,
+            kind: kinds.Label = output.NATIVE_KIND,
             command_timeout: benchmarking.Timeout | None = None,
             fileio_dir: str | None = None,
             min_runs: benchmarking.RunCount = 1,
