@@ -216,18 +216,34 @@ class PollCost:
 
 @dataclasses.dataclass(frozen=True)
 class Observation:
-    """The awaited condition held at ``at``; it did not yet at ``since``."""
+    """The awaited condition held at ``at``; it did not yet at ``since``.
+
+    ``at`` is when the answer that showed it arrived, ``sent`` when that poll was
+    sent, ``since`` when the previous poll (which still saw the old state) was
+    sent: Nova read the state a moment after each send, so the change happened
+    between ``since`` and ``sent`` (plus that moment). :attr:`estimate`, the
+    middle, is where a timed phase ends: ``at`` would add the rest of the GET
+    (Nova builds the view after the read: 0.1-0.4 s on the all-in-one cloud,
+    tools/bench/timer-accuracy) to a median error of half a poll interval.
+    """
 
     state: object
     at: float
     since: float
     polls: int
     verdict: object = True
+    sent: float | None = None
 
     @property
     def resolution(self):
         """Width of the interval the change happened in (seconds)."""
         return self.at - self.since
+
+    @property
+    def estimate(self):
+        """When the change most likely happened: between ``since`` and ``sent``."""
+        sent = self.at if self.sent is None else self.sent
+        return (self.since + sent) / 2 if sent > self.since else sent
 
 
 class Pacer:
@@ -464,7 +480,7 @@ class ServerWaiter:
                 polls += 1
                 verdict = accept(state)
                 if verdict:
-                    return Observation(state, received, since, polls, verdict)
+                    return Observation(state, received, since, polls, verdict, sent)
                 if state.status == ERROR and not error_ok:
                     raise ServerFault("Server %s went to ERROR while waiting for %s: %s"
                                       % (self.server_id, what, fault_text(state.fault)),

@@ -85,7 +85,7 @@ class BootAndDeleteServer(instance.InstanceScenario):
                                 session.row_total("build", "wait_for_network"))
             session.fetch_actions()
             gone = session.delete()
-            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.at))
+            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.estimate))
         finally:
             self._finish(session)
 
@@ -146,7 +146,7 @@ class BootAndRebootServer(instance.InstanceScenario):
                 power.reboot(session, reboot_type, soft_reboot_fallback_seconds)
             gone = session.delete()
             self.add_output(additive=self._reboot_paths_chart(session))
-            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.at))
+            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.estimate))
         finally:
             self._finish(session)
 
@@ -200,6 +200,6 @@ class BootStopStartServer(instance.InstanceScenario):
                 power.start(session)
                 session.fetch_actions()
             gone = session.delete()
-            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.at))
+            self.add_output(additive=diagnostics.lifecycle_chart(session, gone.estimate))
         finally:
             self._finish(session)

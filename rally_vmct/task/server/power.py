@@ -106,13 +106,13 @@ def reboot(session, reboot_type, threshold):
             session.nova().servers.reboot(session.server, reboot_type.upper()))
         begun = RebootBegun(session, request_id, reboot_type, before)
         active = _active_again(session, name, begun, t_req)
-        parent.end(session.wait_ready(name, active.at))
+        parent.end(session.wait_ready(name, active.estimate))
     _check_restarted(session, reboot_type, before)
     action = session.fetch_action(request_id)
     path = instance_actions.reboot_path(
         reboot_type, threshold,
         event_seconds=instance_actions.event_duration(action) if action else None,
-        active_seconds=active.at - t_req)
+        active_seconds=active.estimate - t_req)
     if path == instance_actions.FALLBACK:
         parent.rename("vmct.reboot_" + path)
     session.record.paths[path] += 1
@@ -131,19 +131,20 @@ def _active_again(session, name, begun, t_req):
             "state seen, and Nova's instance action did not finish)"
             % (reboot_type, "/".join(REBOOT_STATUSES)), started_at=t_req)
         if seen.verdict == RebootBegun.LEFT:
-            left.end(seen.at)
+            left.end(seen.estimate)
         else:
             left.discard()
     was_left = seen.verdict == RebootBegun.LEFT
-    with session.timeline.phase(name + ".active", start=seen.at if was_left else t_req) as back:
+    back_from = seen.estimate if was_left else t_req
+    with session.timeline.phase(name + ".active", start=back_from) as back:
         session.mark(name + ".active")
         active = seen
         if was_left:
             active = session.waiter.wait_for_status(
                 waiter.ACTIVE, timeout,
                 "server to become ACTIVE again after the %s reboot" % reboot_type,
-                started_at=seen.at)
-        back.end(active.at)
+                started_at=seen.estimate)
+        back.end(active.estimate)
     return active
 
 
@@ -164,7 +165,7 @@ def stop(session):
         off = session.waiter.wait_for_status(
             waiter.SHUTOFF, opts.get("reboot_timeout"), "server to become SHUTOFF (stop)",
             started_at=phase.start)
-        phase.end(off.at)
+        phase.end(off.estimate)
     session.add_row("stop", phase.duration)
 
 
@@ -178,6 +179,6 @@ def start(session):
             active = session.waiter.wait_for_status(
                 waiter.ACTIVE, opts.get("reboot_timeout"),
                 "server to become ACTIVE (start)", started_at=parent.start)
-            phase.end(active.at)
-        parent.end(session.wait_ready("vmct.start", active.at))
+            phase.end(active.estimate)
+        parent.end(session.wait_ready("vmct.start", active.estimate))
     session.add_row("start", parent.duration)

