@@ -126,6 +126,8 @@ enabled = false
 region_name = RegionOne
 [notifications]
 notification_format = versioned
+# instance.update after every state save: tools/bench/timer-accuracy's millisecond truth
+notify_on_state_change = vm_and_task_state
 [oslo_messaging_notifications]
 # versioned notifications (microsecond timestamps) in each service's log: an observer
 # independent of the API for tools/bench/timer_accuracy.py; no queue fills up unread
