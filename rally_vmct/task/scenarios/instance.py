@@ -31,6 +31,7 @@ tables (server transitions, instance actions) to the iteration's output.
 from rally_openstack.task.scenarios.nova import utils as nova_utils
 
 from rally_vmct.common import waiter
+from rally_vmct.task import host_monitor_output
 from rally_vmct.task import kinds
 from rally_vmct.task.server import diagnostics
 from rally_vmct.task.server import session as server_session
@@ -62,7 +63,11 @@ class InstanceScenario(nova_utils.NovaScenario):
                             kwargs)
 
     def _finish(self, session):
-        """Delete leftovers; add the diagnostic tables (always)."""
+        """Delete leftovers; add the diagnostic tables (always) and the host monitor's charts."""
         session.finish()
         for table in diagnostics.tables(session):
             self.add_output(complete=table)
+        server_id = session.server.id if session.server is not None else None
+        for chart in host_monitor_output.charts(self.context, session.label, server_id,
+                                                self.atomic_actions()):
+            self.add_output(complete=chart)
