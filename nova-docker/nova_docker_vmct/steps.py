@@ -138,8 +138,16 @@ class ActionEvents(object):
     def send(self):
         """Create the noted events in the background; returns its future."""
         noted, self.noted = self.noted, []
-        if noted:
+        if not noted:
+            return None
+        try:
             return self._spawn(self._create, noted)
+        except Exception as e:      # no thread to send them (shutting down)
+            LOG.warning('Could not record instance action events %(events)s: '
+                        '%(error)s', {'events': [v['event'] for v in noted],
+                                      'error': e},
+                        instance_uuid=self._instance_uuid)
+            return None
 
     def _create(self, noted):
         for values in noted:

@@ -147,3 +147,20 @@ class TestActionEvents(testtools.TestCase):
             'Could not record instance action event docker_'))
         self.assertIn('docker_create: Action for request_id req-1',
                       self.log.output)
+
+    def test_no_thread_to_send_them_is_logged_never_raised(self):
+        record = steps.ActionEvents(
+            self.ctx, 'uuid-1', 'unit-host',
+            spawn=mock_spawn_failing(RuntimeError('executor shut down')))
+        with record('create'):
+            pass
+        self.assertIsNone(record.send())
+        self.assertIn('Could not record instance action events '
+                      '[\'docker_create\']: executor shut down',
+                      self.log.output)
+
+
+def mock_spawn_failing(error):
+    def spawn(func, *args):
+        raise error
+    return spawn
