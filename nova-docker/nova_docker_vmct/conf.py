@@ -75,7 +75,7 @@ opts = [
                     'there are the instance\'s after unrescue).'),
     cfg.BoolOpt('spawn_events', default=True,
                 help='Record each step of spawn (docker_image_cache, '
-                     'docker_create, docker_start, docker_plug_vifs, '
+                     'docker_network_info, docker_create, docker_start, docker_plug_vifs, '
                      'docker_wait_vif_plugged, docker_post_start) as an '
                      'event of the instance\'s action, with its start and '
                      'finish time (openstack server event show). The times '

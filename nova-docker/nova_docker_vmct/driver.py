@@ -374,7 +374,10 @@ class DockerDriver(driver.ComputeDriver):
                timer):
         with timer.step('image_cache'):
             image_ref = self.image_cache.ensure(context, image_meta)
-        plans = self._plans(network_info)
+        with timer.step('network_info'):
+            # the first use of network_info waits for Nova's asynchronous
+            # allocation of the ports (Neutron)
+            plans = self._plans(network_info)
         kwargs = self._create_kwargs(instance, image_ref, image_meta, plans)
         name = kwargs['name']
         try:

@@ -17,8 +17,8 @@ For each concurrency level and kind, boots ``count`` servers in waves of that ma
 (image and flavor of task-args.yaml), times create request -> ACTIVE with rally-vmct's waiter
 (0.1 s polls), deletes them, and for the Docker kind reads the driver's "Spawned container
 ... in T s: <step> <s>, ..." log line of each (nova-compute-docker.log): its steps, and T
-minus their sum (what the spawn spent outside its steps: recording the steps as instance
-action events when [docker] spawn_events is on, two conductor calls each). Prints per level
+minus their sum (what the spawn spent outside its steps; network_info, the wait for Nova's
+port allocation, was such time before it became a step). Prints per level
 the medians (N, min, max) of build per kind and docker minus fake, the Docker steps, and a raw
 `docker run` of the workload image to sshd's first answer (host network, 127.0.0.1) for
 scale.

@@ -241,7 +241,8 @@ class TestSpawn(DriverTestCase):
 class TestSpawnSteps(DriverTestCase):
     """Each spawn step timed (log line) and an instance action event."""
 
-    BOOT = [('docker_image_cache', 'Success'), ('docker_create', 'Success'),
+    BOOT = [('docker_image_cache', 'Success'),
+            ('docker_network_info', 'Success'), ('docker_create', 'Success'),
             ('docker_start', 'Success'), ('docker_plug_vifs', 'Success'),
             ('docker_wait_vif_plugged', 'Success'),
             ('docker_post_start', 'Success')]
@@ -274,7 +275,7 @@ class TestSpawnSteps(DriverTestCase):
         inst, nw = self.make(active=False)
         self.spawn(inst, nw)
         self.assertIn('Spawned container nova-%s in 3.21 s: image_cache '
-                      '0.01, create 0.40, start 0.35, plug_vifs 0.30, '
+                      '0.01, network_info 0.00, create 0.40, start 0.35, plug_vifs 0.30, '
                       'wait_vif_plugged 2.10, post_start 0.05' % inst.uuid,
                       self.log.output)
         self.assertEqual(self.BOOT, self.events.finished())
@@ -297,11 +298,13 @@ class TestSpawnSteps(DriverTestCase):
         inst, nw = self.make()
         self.assertRaises(docker.errors.APIError, self.spawn, inst, nw)
         self.assertEqual([('docker_image_cache', 'Success'),
+                          ('docker_network_info', 'Success'),
                           ('docker_create', 'Error')],
                          self.events.finished())
         self.assertNotIn('nova-%s' % inst.uuid, self.client.api.store)
         self.assertIn('Spawning container nova-%s failed after 0.26 s '
-                      '(image_cache 0.01, create 0.25 failed); removing it'
+                      '(image_cache 0.01, network_info 0.00, create 0.25 failed); '
+                      'removing it'
                       % inst.uuid, self.log.output)
 
     def test_fatal_vif_timeout_fails_the_wait_event(self):
@@ -309,7 +312,7 @@ class TestSpawnSteps(DriverTestCase):
         inst, nw = self.make(active=False)
         self.assertRaises(exception.VirtualInterfaceCreateException,
                           self.spawn, inst, nw)
-        self.assertEqual(self.BOOT[:4] + [
+        self.assertEqual(self.BOOT[:5] + [
             ('docker_wait_vif_plugged', 'Error')],
             self.events.finished())
 
@@ -325,7 +328,7 @@ class TestSpawnSteps(DriverTestCase):
     def test_power_on_false_creates_only(self):
         inst, nw = self.make()
         self.spawn(inst, nw, power_on=False)
-        self.assertEqual(self.BOOT[:2], self.events.finished())
+        self.assertEqual(self.BOOT[:3], self.events.finished())
 
     def test_spawn_events_off_records_none(self):
         self.conf.config(group='docker', spawn_events=False)
@@ -341,7 +344,7 @@ class TestSpawnSteps(DriverTestCase):
         self.spawn(inst, nw)
         self.assertEqual(power_state.RUNNING,
                          self.driver.get_info(inst).state)
-        self.assertEqual(6, self.log.output.count(
+        self.assertEqual(7, self.log.output.count(
             'Could not record instance action event docker_'))
 
 
