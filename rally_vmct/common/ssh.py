@@ -265,6 +265,17 @@ class SSH(sshutils.SSH):
         if self.proxy_command:
             expand_proxy_command(self.proxy_command, host, port, user)   # fail early
 
+    @classmethod
+    def of_spec(cls, spec, proxy_command=None, connect_timeout=None):
+        """A client for a host spec ({host, port, user, key_file, password, proxy_command}).
+
+        ``proxy_command`` and ``connect_timeout`` are the defaults where the spec has none.
+        """
+        return cls(spec.get("user", "root"), spec["host"], port=spec.get("port", 22),
+                   key_filename=spec.get("key_file"), password=spec.get("password"),
+                   proxy_command=spec.get("proxy_command") or proxy_command,
+                   connect_timeout=connect_timeout or 5.0)
+
     def _where(self):
         via = " via proxy command %r" % self.proxy_command if self.proxy_command else ""
         return "%s@%s:%s%s" % (self.user, self.host, self.port, via)

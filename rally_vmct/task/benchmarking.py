@@ -65,12 +65,8 @@ class NetperfPeer(te.TypedDict, total=False, closed=True):
 
 def connect(host_spec, connect_timeout=None):
     """:class:`rally_vmct.common.ssh.SSH` client for a :class:`Host` spec."""
-    return ssh.SSH(host_spec.get("user", "root"), host_spec["host"],
-                   port=host_spec.get("port", 22), key_filename=host_spec.get("key_file"),
-                   password=host_spec.get("password"),
-                   proxy_command=host_spec.get("proxy_command") or opts.get(
-                       "ssh_proxy_command"),
-                   connect_timeout=connect_timeout or opts.get("ssh_connect_timeout"))
+    return ssh.SSH.of_spec(host_spec, proxy_command=opts.get("ssh_proxy_command"),
+                           connect_timeout=connect_timeout or opts.get("ssh_connect_timeout"))
 
 
 def ensure_netserver(peer, timeout=30):

@@ -46,17 +46,6 @@ CLOCK_COMMANDS = ("date +%s.%N", "python3 -c 'import time; print(repr(time.time(
 class AgentSSH(ssh.SSH):
     """The project's SSH client, plus a command streamed both ways until stdin closes."""
 
-    @classmethod
-    def of(cls, spec, connect_timeout=None):
-        """A client for a Host spec, with :func:`rally_vmct.task.benchmarking.connect`'s defaults.
-
-        (The proxy command is the spec's: the context resolved [vmct] ssh_proxy_command.)
-        """
-        return cls(spec.get("user", "root"), spec["host"], port=spec.get("port", 22),
-                   key_filename=spec.get("key_file"), password=spec.get("password"),
-                   proxy_command=spec.get("proxy_command") or None,
-                   connect_timeout=connect_timeout or 5.0)
-
     def stream(self, command, data, stdin_fd, out, err):
         """Run ``command`` with ``data`` then nothing on its stdin until ``stdin_fd`` closes.
 
@@ -136,7 +125,7 @@ def correction(offset, round_trip):
 
 def relay(spec, stdin_fd, out, err):
     """Run the agent over SSH until ``stdin_fd`` closes; the agent's exit status."""
-    client = AgentSSH.of(spec["host"], spec.get("connect_timeout"))
+    client = AgentSSH.of_spec(spec["host"], connect_timeout=spec.get("connect_timeout"))
     try:
         offset = correction(*clock_offset(client))
         return client.stream(spec["command"], hostmon_agent.payload(), stdin_fd,

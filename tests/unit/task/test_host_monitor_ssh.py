@@ -88,12 +88,13 @@ class SpecTestCase(testtools.TestCase):
         self.assertRaises(ValueError, relay.read_spec, r)
 
     def test_client_of_a_host_spec(self):
-        client = relay.AgentSSH.of({"host": "h", "key_file": "/k", "proxy_command": ""}, 7.0)
+        client = relay.AgentSSH.of_spec({"host": "h", "key_file": "/k", "proxy_command": ""},
+                                        connect_timeout=7.0)
         self.assertEqual(("root", "h", 22, "/k", None, None, 7.0),
                          (client.user, client.host, client.port, client.key_filename,
                           client.password, client.proxy_command, client.connect_timeout))
-        client = relay.AgentSSH.of({"host": "h", "user": "u", "port": 2222, "password": "p",
-                                    "proxy_command": "nc %h %p"})
+        client = relay.AgentSSH.of_spec({"host": "h", "user": "u", "port": 2222, "password": "p",
+                                         "proxy_command": "nc %h %p"})
         self.assertEqual(("u", 2222, "p", "nc %h %p", 5.0),
                          (client.user, client.port, client.password, client.proxy_command,
                           client.connect_timeout))
