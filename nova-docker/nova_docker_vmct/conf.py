@@ -75,8 +75,8 @@ opts = [
                     'there are the instance\'s after unrescue).'),
     cfg.BoolOpt('spawn_events', default=True,
                 help='Record each step of spawn (docker_image_cache, '
-                     'docker_network_info, docker_create, docker_start, docker_plug_vifs, '
-                     'docker_wait_vif_plugged, docker_post_start) as an '
+                     'docker_network_info, docker_create, docker_plug_host, docker_start, '
+                     'docker_plug_vifs, docker_wait_vif_plugged) as an '
                      'event of the instance\'s action, with its start and '
                      'finish time (openstack server event show). The times '
                      'are noted during the spawn and the events created '

@@ -28,7 +28,6 @@ with the instance's root file system mounted read-write at
 ``[docker]rescue_mount_path`` and the instance's ports plugged into it.
 """
 
-import contextlib
 import importlib.metadata
 import os
 import re
@@ -46,8 +45,9 @@ from oslo_utils import units
 from nova.compute import task_states
 from nova.compute import vm_states
 import nova.conf
+from nova import context as nova_context
 from nova import exception
-from nova.network import model as network_model
+from nova import thread_pool_factory
 from nova.objects import fields as obj_fields
 from nova.virt import driver
 from nova.virt import hardware
@@ -59,7 +59,7 @@ from nova_docker_vmct import hostinfo
 from nova_docker_vmct import images
 from nova_docker_vmct import network
 from nova_docker_vmct import steps
-from nova_docker_vmct import vif as vif_plan
+from nova_docker_vmct import vif_events
 
 LOG = logging.getLogger(__name__)
 CONF = nova.conf.CONF
@@ -118,6 +118,9 @@ class DockerDriver(driver.ComputeDriver):
         driver.ComputeDriver.capabilities,
         # Glance images of this driver are raw docker save tarballs.
         supports_image_type_raw=True,
+        # Nova calls manage_image_cache every [image_cache]manager_interval
+        # seconds: cached images no instance uses are removed.
+        has_imagecache=True,
     )
 
     def __init__(self, virtapi, client=None):
@@ -125,8 +128,10 @@ class DockerDriver(driver.ComputeDriver):
         self._client = client
         self._image_cache = None
         self.image_fetch = images.glance_chunks
+        self.image_exists = images.glance_image_exists
         self.clock = time.monotonic     # of the spawn steps
         self._plugger = network.Plugger(CONF.docker)
+        self._background = thread_pool_factory.spawn   # after the spawn
 
     # -- plumbing ---------------------------------------------------------
 
@@ -143,7 +148,9 @@ class DockerDriver(driver.ComputeDriver):
         if self._image_cache is None:
             self._image_cache = images.ImageCache(
                 self.client, CONF.docker.image_repository,
-                fetch=lambda ctx, image_id: self.image_fetch(ctx, image_id))
+                fetch=lambda ctx, image_id: self.image_fetch(ctx, image_id),
+                exists=lambda ctx, image_id: self.image_exists(ctx,
+                                                               image_id))
         return self._image_cache
 
     def _inspect(self, instance, name=None):
@@ -186,8 +193,7 @@ class DockerDriver(driver.ComputeDriver):
                 if container.LABEL_RESCUE not in (c.get('Labels') or {})]
 
     def _plans(self, network_info):
-        return vif_plan.plans(network_info or [],
-                              CONF.docker.integration_bridge)
+        return self._plugger.plans(network_info)
 
     # -- host ---------------------------------------------------------------
 
@@ -198,10 +204,7 @@ class DockerDriver(driver.ComputeDriver):
             version = self.client.version()
         except Exception as e:
             raise DockerEngineUnavailable(url=CONF.docker.api_url, reason=e)
-        tools = ['ip', 'nsenter']
-        if CONF.docker.host_attach == 'ovs':
-            tools.append('ovs-vsctl')
-        missing = [t for t in tools if shutil.which(t) is None]
+        missing = self._plugger.missing_tools('nsenter')
         if missing:
             raise exception.NovaException(
                 'The Docker driver needs %s on the PATH' % ', '.join(missing))
@@ -287,6 +290,48 @@ class DockerDriver(driver.ComputeDriver):
             reserved_disk_gb=self._get_reserved_host_disk_gb_from_config())
         provider_tree.update_inventory(nodename, inventory)
 
+    def manage_image_cache(self, context, all_instances):
+        """Remove cached Glance images that no instance or container uses.
+
+        Nova's periodic image cache pass (every ``[image_cache]
+        manager_interval`` seconds, with the instances of the hosts that
+        share ``instances_path``). As Nova's libvirt cache manager: nothing
+        when ``[image_cache]remove_unused_base_images`` is false; an image
+        in use is kept and counts as used now; an unused one goes once it
+        was last used (or loaded) ``[image_cache]
+        remove_unused_original_minimum_age_seconds`` ago. Unlike libvirt,
+        an unused image whose Glance image is gone goes at once (a deleted
+        snapshot: nothing can boot it again). See ImageCache.prune.
+        """
+        if not CONF.image_cache.remove_unused_base_images:
+            return
+        in_use = {inst.image_ref for inst in all_instances
+                  if inst.image_ref}
+        removed = self.image_cache.prune(
+            self._glance_context(context), in_use,
+            CONF.image_cache.remove_unused_original_minimum_age_seconds)
+        LOG.debug('Image cache pass: %d instances, %d cached images '
+                  'removed', len(all_instances), len(removed))
+
+    @staticmethod
+    def _glance_context(context):
+        """A context Glance accepts, for the image cache pass.
+
+        Nova runs periodic tasks with an admin context that carries no
+        token: Glance refuses it (401) where keystone authenticates. Nova's
+        service user (``[service_user]``) is asked then; without one the
+        context is used as it is and a refusal keeps the images (only the
+        age rule applies).
+        """
+        if context.auth_token or context.user_auth_plugin:
+            return context
+        try:
+            return nova_context.get_nova_service_user_context()
+        except Exception as e:
+            LOG.debug('No service user context for Glance (%s): asking '
+                      'with the periodic task\'s context', e)
+            return context
+
     # -- instances: queries -------------------------------------------------
 
     def list_instances(self):
@@ -346,20 +391,6 @@ class DockerDriver(driver.ComputeDriver):
 
     # -- instances: lifecycle -------------------------------------------
 
-    @staticmethod
-    def _neutron_events(network_info):
-        return [('network-vif-plugged', vif['id'])
-                for vif in network_info or []
-                if vif.get('active', True) is False and
-                vif.get('vnic_type') != network_model.VNIC_TYPE_REMOTE_MANAGED]
-
-    @staticmethod
-    def _neutron_failed_callback(event_name, instance):
-        LOG.error('Neutron reported failure on event %(event)s',
-                  {'event': event_name}, instance=instance)
-        if CONF.vif_plugging_is_fatal:
-            raise exception.VirtualInterfaceCreateException()
-
     def spawn(self, context, instance, image_meta, injected_files,
               admin_password, allocations, network_info=None,
               block_device_info=None, power_on=True, accel_info=None):
@@ -406,45 +437,36 @@ class DockerDriver(driver.ComputeDriver):
         With ``[docker]spawn_events`` each step is also an event of the
         instance's current action (the boot's), sent once the spawn is over.
         """
-        if not CONF.docker.spawn_events:
-            return steps.StepTimer(clock=self.clock)
-        return steps.StepTimer(clock=self.clock, record=steps.ActionEvents(
-            context, instance.uuid, CONF.host))
+        return steps.spawn_timer(context, instance.uuid, CONF.host, self.clock,
+                                 'docker_', events=CONF.docker.spawn_events)
 
     def _boot(self, instance, network_info, plans, timer):
-        """Start, plug, wait for network-vif-plugged, tell the neighbours."""
+        """Plug the host ends, start, move the peers in, wait for Neutron.
+
+        The host ends join the bridge before the start, so Neutron's agent
+        wires the ports while the container starts; the peers move into its
+        netns once it exists. Neutron may report the ports up during all of
+        that: the wait step is what is left to wait after them. The
+        neighbours are told (gratuitous ARP) in the background.
+        """
         name = container.container_name(instance.uuid)
-        # Neutron may report the ports up during start and plug: the wait
-        # step is what is left to wait after them.
         with timer.exit_step('wait_vif_plugged',
-                             self._vif_plugged(instance, network_info)):
+                             vif_events.plugged(
+                                 self.virtapi, instance, network_info)):
+            with timer.step('plug_host'):
+                self._plugger.plug_host_only(plans, instance.uuid)
             with timer.step('start'):
                 pid = self._start_container(instance, name)
             with timer.step('plug_vifs'):
-                self._plug_started(instance, name, network_info, pid)
-        with timer.step('post_start'):
-            # the ports are wired now: tell the neighbours
-            self._plugger.announce(plans, pid)
+                self._plug_started(instance, name, network_info, pid,
+                                   move_in=plans)
+        self._announce_later(plans, pid)
 
-    @contextlib.contextmanager
-    def _vif_plugged(self, instance, network_info):
-        """After the body, wait for network-vif-plugged of inactive ports.
-
-        ``vif_plugging_timeout`` and ``vif_plugging_is_fatal`` as libvirt.
-        """
-        timeout = CONF.vif_plugging_timeout
-        events = self._neutron_events(network_info) if timeout else []
+    def _announce_later(self, plans, pid):
         try:
-            with self.virtapi.wait_for_instance_event(
-                    instance, events, timeout=timeout,
-                    error_callback=self._neutron_failed_callback):
-                yield
-        except exception.InstanceEventTimeout:
-            if CONF.vif_plugging_is_fatal:
-                raise exception.VirtualInterfaceCreateException()
-            LOG.warning('Timed out waiting for network-vif-plugged; '
-                        'continuing (vif_plugging_is_fatal=False)',
-                        instance=instance)
+            self._background(self._plugger.announce, plans, pid)
+        except Exception as e:      # no thread to run it (shutting down)
+            LOG.warning('Gratuitous ARP not sent: %s', e)
 
     def _create_kwargs(self, instance, image_ref, image_meta, plans):
         return container.create_kwargs(
@@ -490,13 +512,19 @@ class DockerDriver(driver.ComputeDriver):
             raise self._exited(name, state, 'at once')
         return pid
 
-    def _plug_started(self, instance, name, network_info, pid):
+    def _plug_started(self, instance, name, network_info, pid, move_in=None):
         """Plug the interfaces into the netns of the started container.
 
         Docker creates the netns on start and destroys it on stop.
+        ``move_in``: the plans whose host ends are plugged already (spawn):
+        only their peers move in.
         """
         try:
-            self._plugger.plug(self._plans(network_info), pid, instance.uuid)
+            if move_in is not None:
+                self._plugger.move_in(move_in, pid)
+            else:
+                self._plugger.plug(self._plans(network_info), pid,
+                                   instance.uuid)
         except Exception:
             with excutils.save_and_reraise_exception() as ctxt:
                 state = self._inspect(instance, name).get('State') or {}

@@ -17,6 +17,7 @@ directly, never through a shell).
 """
 
 import os
+import shutil
 import sys
 
 from oslo_concurrency import processutils
@@ -45,6 +46,17 @@ class Plugger(object):
         self.conf = conf
         self._run = run
         self._exists = exists
+
+    def plans(self, network_info):
+        """The VifPlans of network_info (the bridge: the port's, else ours)."""
+        return vif_plan.plans(network_info or [], self.conf.integration_bridge)
+
+    def missing_tools(self, *extra):
+        """The tools plugging needs (and ``extra``) that are not on the PATH."""
+        tools = ['ip'] + list(extra)
+        if self.conf.host_attach == 'ovs':
+            tools.append('ovs-vsctl')
+        return [t for t in tools if shutil.which(t) is None]
 
     def _attach(self, p, instance_uuid):
         if self.conf.host_attach == 'ovs':
@@ -90,26 +102,57 @@ class Plugger(object):
         """
         prefix = vif_plan.netns_prefix(netns_pid)
         for index, p in enumerate(plans):
-            if self._exists(p.host_dev):
-                # Left over from a netns that is gone: start clean.
-                self._run(['ip', 'link', 'del', p.host_dev], check=False)
-            if self._exists(p.peer_dev):
-                self._run(['ip', 'link', 'del', p.peer_dev], check=False)
             # Two ip processes per port: host side, then container side.
-            self._run(['ip', '-batch', '-'],
-                      stdin=vif_plan.ip_batch(
-                          vif_plan.veth_commands(p, netns_pid)))
+            self._plug_one(p, instance_uuid,
+                           vif_plan.veth_commands(p, netns_pid),
+                           prefix + ['ip', '-batch', '-'],
+                           vif_plan.container_commands(p, first=index == 0))
+
+    def plug_host_only(self, plans, instance_uuid):
+        """Plug every interface as a veth pair that stays in the host netns.
+
+        The bridge port is an instance's, with Neutron's external ids, so the
+        agent wires it and Neutron sends network-vif-plugged; nothing is
+        behind it (:class:`~nova_docker_vmct.floor.FloorDriver`).
+        """
+        for p in plans:
+            self._plug_one(p, instance_uuid, vif_plan.host_veth_commands(p))
+
+    def move_in(self, plans, netns_pid):
+        """Move the peers :meth:`plug_host_only` plugged into a netns.
+
+        Configured there as :meth:`plug` configures them, with an IPv6
+        link-local address again (the host netns gave them none).
+        """
+        prefix = vif_plan.netns_prefix(netns_pid)
+        for index, p in enumerate(plans):
             try:
-                self._attach(p, instance_uuid)
+                self._run(['ip', 'link', 'set', p.peer_dev, 'netns',
+                           str(int(netns_pid))])
                 self._run(prefix + ['ip', '-batch', '-'],
-                          stdin=vif_plan.ip_batch(vif_plan.container_commands(
-                              p, first=index == 0)))
+                          stdin=vif_plan.ip_batch(
+                              vif_plan.moved_in_commands(p, index == 0)))
             except Exception:
                 self._run(['ip', 'link', 'del', p.host_dev], check=False)
                 raise
-            LOG.debug('Plugged port %(port)s as %(host)s <-> %(ifname)s',
-                      {'port': p.port_id, 'host': p.host_dev,
-                       'ifname': p.ifname})
+
+    def _plug_one(self, p, instance_uuid, host_cmds, inside=None,
+                  inside_cmds=()):
+        for dev in (p.host_dev, p.peer_dev):
+            if self._exists(dev):
+                # Left over from a netns that is gone: start clean.
+                self._run(['ip', 'link', 'del', dev], check=False)
+        self._run(['ip', '-batch', '-'], stdin=vif_plan.ip_batch(host_cmds))
+        try:
+            self._attach(p, instance_uuid)
+            if inside:
+                self._run(inside, stdin=vif_plan.ip_batch(inside_cmds))
+        except Exception:
+            self._run(['ip', 'link', 'del', p.host_dev], check=False)
+            raise
+        LOG.debug('Plugged port %(port)s as %(host)s <-> %(ifname)s',
+                  {'port': p.port_id, 'host': p.host_dev,
+                   'ifname': p.ifname if inside else p.peer_dev})
 
     def announce(self, plans, netns_pid):
         """Gratuitous ARP from every interface (best effort, never fatal)."""

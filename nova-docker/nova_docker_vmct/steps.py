@@ -76,6 +76,14 @@ class StepTimer(object):
                          for name, seconds, failed in self.steps)
 
 
+def spawn_timer(context, instance_uuid, host, clock, prefix, events=True):
+    """A spawn's :class:`StepTimer`; with ``events``, each step is an event."""
+    if not events:
+        return StepTimer(clock=clock)
+    return StepTimer(clock=clock, record=ActionEvents(
+        context, instance_uuid, host, prefix=prefix))
+
+
 class _ExitStep(object):
 
     def __init__(self, timer, name, manager):

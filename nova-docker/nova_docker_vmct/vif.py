@@ -141,6 +141,22 @@ def veth_commands(p, netns_pid):
     ]
 
 
+def host_veth_commands(p):
+    """A veth pair left whole in the host netns, both ends up (no instance).
+
+    For :class:`~nova_docker_vmct.floor.FloorDriver`: the host end is a port
+    like an instance's, the peer only keeps its carrier up. The peer makes no
+    IPv6 link-local address, so it sends nothing into the bridge.
+    """
+    return [
+        ['ip', 'link', 'add', p.host_dev] + _mtu_args(p) +
+        ['type', 'veth', 'peer', 'name', p.peer_dev] + _mtu_args(p),
+        ['ip', 'link', 'set', p.peer_dev, 'addrgenmode', 'none'],
+        ['ip', 'link', 'set', p.peer_dev, 'up'],
+        ['ip', 'link', 'set', p.host_dev, 'up'],
+    ]
+
+
 def ovs_vsctl_prefix(db=None, timeout=120):
     cmd = ['ovs-vsctl', '--timeout=%d' % int(timeout)]
     if db:
@@ -230,6 +246,12 @@ def container_commands(p, first=True):
         cmds.append(['ip', 'route', 'replace', route.cidr, 'via',
                      route.gateway, 'dev', p.ifname])
     return cmds
+
+
+def moved_in_commands(p, first=True):
+    """:func:`container_commands` of a peer made by :func:`host_veth_commands`."""
+    return ([['ip', 'link', 'set', p.peer_dev, 'addrgenmode', 'eui64']] +
+            container_commands(p, first))
 
 
 # Gratuitous ARP (an ARP request for the sender's own address, to broadcast),

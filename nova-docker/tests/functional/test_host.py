@@ -1,15 +1,18 @@
 """Host-level behaviour against the real engine: loading, resources, errors."""
 
 import importlib
+import io
 import os
 import subprocess
 import sys
 import uuid
 
 from nova.compute import provider_tree
+from nova import context as nova_context
 from nova import exception
 from nova.virt import driver as virt_driver
 from nova.virt import fake as fake_virt
+from nova_docker_vmct import container
 import os_resource_classes as orc
 
 from tests.functional import base
@@ -88,7 +91,115 @@ class TestHost(base.DriverTestCase):
         self.assertFalse(traits['COMPUTE_IMAGE_TYPE_QCOW2'])
         self.assertFalse(traits['COMPUTE_NET_ATTACH_INTERFACE'])
         self.assertFalse(traits['COMPUTE_VOLUME_MULTI_ATTACH'])
-        self.assertFalse(self.driver.capabilities['has_imagecache'])
+        # the driver prunes its cache of Glance images (manage_image_cache,
+        # TestImageCache): Nova's periodic pass runs only when this is true
+        self.assertTrue(self.driver.capabilities['has_imagecache'])
+
+
+class TestImageCache(base.DriverTestCase):
+    """Nova's image cache pass prunes cached images in the real engine.
+
+    Only tags under this test's own ``[docker]image_repository`` (the
+    base's per-test repository, never the real ``glance/...``) are made
+    and pruned. Each cached image is a Docker image of its own (the
+    workload image plus a label): a container of another test, built from
+    the workload image, never shares its id.
+    """
+
+    def setUp(self):
+        super().setUp()
+        self.gone = set()
+        self.driver.image_exists = lambda ctx, image_id: (
+            image_id not in self.gone)
+        # a context that carries a token: Glance (here the stub) is asked
+        # with it as it is
+        self.glance_ctx = nova_context.RequestContext(
+            'u', 'p', is_admin=False, auth_token='tok')
+
+    def _workload_image(self):
+        try:
+            return self.docker.images.get(base.IMAGE)
+        except base.docker.errors.ImageNotFound:
+            return self.docker.images.load(
+                base.file_chunks(self.image_tar))[0]
+
+    def cache(self, gone=False):
+        """A new Docker image tagged as the cached Glance image of an id."""
+        image_id = str(uuid.uuid4())
+        dockerfile = 'FROM %s\nLABEL vmct.test=%s\n' % (
+            self._workload_image().id, image_id)
+        image, _log = self.docker.images.build(
+            fileobj=io.BytesIO(dockerfile.encode()), rm=True, forcerm=True)
+        self.addCleanup(self._remove_image, image.id)
+        image.tag('%s/%s' % (self.repository, image_id), 'latest')
+        if gone:
+            self.gone.add(image_id)
+        return image_id, image.id
+
+    def _remove_image(self, docker_id):
+        try:
+            self.docker.images.remove(docker_id, force=True)
+        except base.docker.errors.ImageNotFound:
+            pass
+
+    def _remove_container(self, c):
+        try:
+            c.remove(force=True)
+        except base.docker.errors.NotFound:
+            pass
+
+    def ref(self, image_id):
+        return '%s/%s:latest' % (self.repository, image_id)
+
+    def tagged_at(self, image_id):
+        return container.parse_docker_time(self.docker.images.get(
+            self.ref(image_id)).attrs['Metadata']['LastTagTime'])
+
+    def test_prune_gone_unused_keep_used_then_age_out(self):
+        self.conf.config(group='image_cache', remove_unused_base_images=True,
+                         remove_unused_original_minimum_age_seconds=3600)
+        gone, gone_docker_id = self.cache(gone=True)
+        used, _ = self.cache(gone=True)
+        present, _ = self.cache()
+        # a created (never started) container: in use all the same
+        c = self.docker.containers.create(
+            self.ref(used), name='vmct-ftest-%s' % uuid.uuid4().hex[:8],
+            labels={'nova.host': self.host})
+        self.addCleanup(self._remove_container, c)
+        before = self.tagged_at(used)
+
+        self.driver.manage_image_cache(self.glance_ctx, [])
+        # gone in Glance and unused: the tag and the Docker image are gone
+        self.assertRaises(base.docker.errors.ImageNotFound,
+                          self.docker.images.get, self.ref(gone))
+        self.assertRaises(base.docker.errors.ImageNotFound,
+                          self.docker.images.get, gone_docker_id)
+        # gone too, but the container uses it: kept, and tagged again
+        # (LastTagTime: the last time it was seen in use)
+        self.assertGreater(self.tagged_at(used), before)
+        # in Glance and younger than the minimum age: kept
+        self.docker.images.get(self.ref(present))
+
+        # minimum age 0: the unused one goes, the used one stays
+        self.conf.config(group='image_cache',
+                         remove_unused_original_minimum_age_seconds=0)
+        self.driver.manage_image_cache(self.glance_ctx, [])
+        self.assertRaises(base.docker.errors.ImageNotFound,
+                          self.docker.images.get, self.ref(present))
+        self.docker.images.get(self.ref(used))
+        # remove_unused_base_images = False: nothing goes
+        self._remove_container(c)
+        self.conf.config(group='image_cache', remove_unused_base_images=False)
+        self.driver.manage_image_cache(self.glance_ctx, [])
+        self.docker.images.get(self.ref(used))
+        # an instance's image (Nova's list) is in use as well
+        self.conf.config(group='image_cache', remove_unused_base_images=True)
+        inst = base.helpers.instance(self.ctx, image_ref=used)
+        self.driver.manage_image_cache(self.glance_ctx, [inst])
+        self.docker.images.get(self.ref(used))
+        self.driver.manage_image_cache(self.glance_ctx, [])
+        self.assertEqual([], self.docker.images.list(
+            filters={'reference': '%s/*' % self.repository}))
 
 
 class TestEngineUnreachable(base.testtools.TestCase):

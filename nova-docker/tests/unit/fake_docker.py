@@ -1,5 +1,7 @@
 """An in-memory stand-in for the docker SDK client used by the driver."""
 
+import datetime
+import fnmatch
 import io
 import itertools
 import tarfile
@@ -9,13 +11,36 @@ import docker.errors
 _ids = itertools.count(1)
 
 
+def docker_time(seconds):
+    """A Docker RFC 3339 time (nanoseconds) of seconds since the epoch."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+    return moment.strftime('%Y-%m-%dT%H:%M:%S.%f') + '123Z'
+
+
 class FakeImage(object):
     def __init__(self, client, image_id):
         self.client = client
         self.id = image_id
 
+    @property
+    def tags(self):
+        return sorted(r for r, i in self.client.images.tags.items()
+                      if i == self.id)
+
+    @property
+    def attrs(self):
+        """docker inspect: LastTagTime is the image's, not per tag."""
+        tagged = self.client.images.tag_times.get(self.id)
+        return {'Id': self.id, 'RepoTags': self.tags,
+                'Metadata': {'LastTagTime': docker_time(tagged)
+                             if tagged is not None
+                             else '0001-01-01T00:00:00Z'}}
+
     def tag(self, repository, tag):
-        self.client.images.tags['%s:%s' % (repository, tag)] = self.id
+        images = self.client.images
+        images.tags['%s:%s' % (repository, tag)] = self.id
+        images.tag_times[self.id] = images.now
+        images.tagged.append('%s:%s' % (repository, tag))
         return True
 
 
@@ -24,11 +49,25 @@ class FakeImages(object):
         self.client = client
         self.tags = {}
         self.loads = []
+        self.now = 1767225600.0     # 2026-01-01: when tag() happens
+        self.tag_times = {}         # image id -> seconds of the last tag
+        self.tagged = []            # references tag() set, in order
+        self.refuse = {}            # reference -> error remove() raises
 
     def get(self, ref):
         if ref not in self.tags:
             raise docker.errors.ImageNotFound(ref)
         return FakeImage(self.client, self.tags[ref])
+
+    def list(self, name=None, all=False, filters=None):
+        """One image per id with all its tags, as the docker SDK lists.
+
+        The ``reference`` filter matches the repository (shell pattern).
+        """
+        pattern = (filters or {}).get('reference') or name or '*'
+        ids = sorted({i for r, i in self.tags.items()
+                      if fnmatch.fnmatchcase(r.rsplit(':', 1)[0], pattern)})
+        return [FakeImage(self.client, i) for i in ids]
 
     def load(self, data):
         blob = b''.join(data) if not isinstance(data, bytes) else data
@@ -38,9 +77,34 @@ class FakeImages(object):
         return [FakeImage(self.client, 'sha256:%d' % next(_ids))]
 
     def remove(self, ref, noprune=False):
+        if ref in self.refuse:
+            raise self.refuse[ref]
         if ref not in self.tags:
             raise docker.errors.ImageNotFound(ref)
+        image_id = self.tags[ref]
+        last = [r for r, i in self.tags.items() if i == image_id] == [ref]
+        users = [c['Name'] for c in self.client.api.store.values()
+                 if self.client.api.image_id(c) == image_id]
+        if last and users:
+            # as the engine answers (409) for the last tag of an image that
+            # a container uses
+            message = ('conflict: unable to remove repository reference '
+                       '"%s" (must force) - container %s is using its '
+                       'referenced image' % (ref, users[0][1:]))
+            raise docker.errors.APIError(message, response=Response(409),
+                                         explanation=message)
         del self.tags[ref]
+        if last:
+            self.tag_times.pop(image_id, None)
+
+
+class Response(object):
+    """The part of a requests response docker.errors.APIError reads."""
+
+    def __init__(self, status_code):
+        self.status_code = status_code
+        self.reason = 'Conflict' if status_code == 409 else ''
+        self.url = 'http+docker://localhost/images'
 
 
 class FakeContainers(object):
@@ -57,6 +121,8 @@ class FakeContainers(object):
         api.store[name] = {
             'Id': cid, 'Name': '/' + name,
             'Config': {'Image': image, 'Labels': labels or {}},
+            # resolved once, at create: the tag may go, the image stays
+            'ImageID': self.client.images.tags.get(image, image),
             'HostConfig': kwargs,
             'State': {'Status': 'created', 'Running': False,
                       'Paused': False, 'Pid': 0, 'ExitCode': 0,
@@ -73,7 +139,8 @@ class FakeContainers(object):
 
 
 class FakeAPI(object):
-    def __init__(self):
+    def __init__(self, client=None):
+        self.client = client
         self.store = {}
         self.calls = []
         self.exit_on_start = False
@@ -108,6 +175,11 @@ class FakeAPI(object):
     def inspect_container(self, name):
         return self._get(name)
 
+    def image_id(self, c):
+        """The id of a container's image, as the engine resolved it."""
+        return c.get('ImageID') or self.client.images.tags.get(
+            c['Config']['Image'], c['Config']['Image'])
+
     def containers(self, all=False, filters=None):
         wanted = dict(f.split('=', 1) for f in (filters or {}).get(
             'label', []))
@@ -116,6 +188,8 @@ class FakeAPI(object):
             labels = c['Config']['Labels']
             if not [k for k, v in wanted.items() if labels.get(k) != v]:
                 out.append({'Id': c['Id'], 'Names': [c['Name']],
+                            'Image': c['Config']['Image'],
+                            'ImageID': self.image_id(c),
                             'Labels': labels})
         return out
 
@@ -188,7 +262,7 @@ class FakeAPI(object):
 
 class FakeDockerClient(object):
     def __init__(self):
-        self.api = FakeAPI()
+        self.api = FakeAPI(self)
         self.images = FakeImages(self)
         self.containers = FakeContainers(self)
         self.info_data = {'NCPU': 4, 'MemTotal': 8 * 1024 ** 3,

@@ -237,8 +237,8 @@ class TestBootActionEvents(ComputeTestCase):
     """
 
     BOOT = ['compute__do_build_and_run_instance', 'docker_image_cache',
-            'docker_network_info', 'docker_create', 'docker_start', 'docker_plug_vifs',
-            'docker_wait_vif_plugged', 'docker_post_start']
+            'docker_network_info', 'docker_create', 'docker_plug_host', 'docker_start',
+            'docker_plug_vifs', 'docker_wait_vif_plugged']
 
     def setUp(self):
         super().setUp()
@@ -314,7 +314,7 @@ class TestBootActionEvents(ComputeTestCase):
         self.client.api.exit_on_start = True
         self.assertEqual(build_results.FAILED, self.build())
         # Nova's own event succeeds: it turns the failure into a result
-        self.assertEqual([(e, 'Success') for e in self.BOOT[:4]] +
+        self.assertEqual([(e, 'Success') for e in self.BOOT[:5]] +
                          [('docker_start', 'Error')], self.events())
         start = objects.InstanceActionEventList.get_by_action(
             self.ctx, self.action.id)[0]

@@ -1,6 +1,7 @@
 import contextlib
 import logging
 import os
+import time
 import uuid
 
 import docker.errors
@@ -14,6 +15,7 @@ from nova.compute import provider_tree
 from nova.compute import task_states
 from nova.compute import vm_states
 import nova.conf
+from nova import context as nova_context
 from nova import exception
 from nova_docker_vmct import driver as docker_driver
 from nova_docker_vmct import network
@@ -59,8 +61,10 @@ class DriverTestCase(testtools.TestCase):
         self.events = self.useFixture(helpers.ActionEvents())
         self.ran = []
         self.devices = set()
+        self.pairs = {}
         self.driver._plugger = network.Plugger(
             CONF.docker, run=self._run, exists=self.devices.__contains__)
+        self.driver._background = lambda fn, *args: fn(*args)
         self.fetched = []
 
         def fetch(ctx, image_id):
@@ -77,8 +81,13 @@ class DriverTestCase(testtools.TestCase):
             return
         self.ran.append(cmd)
         if cmd[:3] == ['ip', 'link', 'add']:
-            self.devices.add(cmd[3])
+            # a veth pair: both ends, and deleting one deletes the other
+            peer = cmd[cmd.index('name') + 1]
+            self.devices |= {cmd[3], peer}
+            self.pairs.update({cmd[3]: peer, peer: cmd[3]})
         if cmd[:3] == ['ip', 'link', 'del']:
+            self.devices -= {cmd[3], self.pairs.get(cmd[3])}
+        if cmd[:3] == ['ip', 'link', 'set'] and 'netns' in cmd:
             self.devices.discard(cmd[3])
 
     def make(self, active=True, key=True, **kw):
@@ -115,6 +124,15 @@ class TestSpawn(DriverTestCase):
         self.assertIn(['nsenter', '--net=/proc/%d/ns/net' %
                        c['State']['Pid'], '--', 'ip', 'link', 'set', 'eth0',
                        'up'], self.ran)
+        # the host end was plugged before the start, the peer moved in after
+        peer = ('vns' + nw[0]['id'])[:14]
+        moved = self.ran.index(['ip', 'link', 'set', peer, 'netns',
+                                str(c['State']['Pid'])])
+        self.assertLess(self.ran.index(['ip', 'link', 'set', peer, 'up']),
+                        moved)
+        self.assertEqual(['nsenter', '--net=/proc/%d/ns/net' %
+                          c['State']['Pid'], '--', 'ip', 'link', 'set', peer,
+                          'addrgenmode', 'eui64'], self.ran[moved + 1])
         self.assertEqual(power_state.RUNNING,
                          self.driver.get_info(inst).state)
         # gratuitous ARP from inside the netns, once the ports are wired
@@ -197,8 +215,8 @@ class TestSpawn(DriverTestCase):
         plugger_run = self.driver._plugger._run
 
         def run(cmd, check=True, stdin=None):
-            # the process dies while its interfaces are being set up
-            if stdin is not None:
+            # the process dies while its interfaces are being set up in it
+            if cmd[0] == 'nsenter':
                 api._down(api.store['nova-%s' % inst.uuid], 1)
                 raise RuntimeError('RTNETLINK answers: No such process')
         self.driver._plugger._run = run
@@ -243,9 +261,9 @@ class TestSpawnSteps(DriverTestCase):
 
     BOOT = [('docker_image_cache', 'Success'),
             ('docker_network_info', 'Success'), ('docker_create', 'Success'),
-            ('docker_start', 'Success'), ('docker_plug_vifs', 'Success'),
-            ('docker_wait_vif_plugged', 'Success'),
-            ('docker_post_start', 'Success')]
+            ('docker_plug_host', 'Success'), ('docker_start', 'Success'),
+            ('docker_plug_vifs', 'Success'),
+            ('docker_wait_vif_plugged', 'Success')]
 
     def setUp(self):
         super().setUp()
@@ -257,8 +275,13 @@ class TestSpawnSteps(DriverTestCase):
                 (self.client.containers, 'create', 0.25),
                 (self.client.api, 'put_archive', 0.15),
                 (self.client.api, 'start', 0.35),
-                (plugger, 'plug', 0.3), (plugger, 'announce', 0.05)]:
+                (plugger, 'plug_host_only', 0.1), (plugger, 'move_in', 0.2),
+                (plugger, 'announce', 0.05)]:
             self.takes(target, attr, seconds)
+        # the gratuitous ARP runs after the spawn, in the background
+        self.background = []
+        self.driver._background = lambda fn, *args: self.background.append(
+            (fn, args))
 
     def takes(self, target, attr, seconds):
         call = getattr(target, attr)
@@ -270,14 +293,17 @@ class TestSpawnSteps(DriverTestCase):
 
     def test_steps_in_the_log_line_and_as_events(self):
         # network-vif-plugged comes 2.75 s after the wait began, which was
-        # before start (0.35 s) and plug (0.3 s): 2.1 s left to wait
+        # before the host plug (0.1 s), start (0.35 s) and the move into the
+        # netns (0.2 s): 2.1 s left to wait
         self.virtapi.arrival = 2.75
         inst, nw = self.make(active=False)
         self.spawn(inst, nw)
-        self.assertIn('Spawned container nova-%s in 3.21 s: image_cache '
-                      '0.01, network_info 0.00, create 0.40, start 0.35, plug_vifs 0.30, '
-                      'wait_vif_plugged 2.10, post_start 0.05' % inst.uuid,
+        self.assertIn('Spawned container nova-%s in 3.16 s: image_cache '
+                      '0.01, network_info 0.00, create 0.40, plug_host 0.10, start 0.35, '
+                      'plug_vifs 0.20, wait_vif_plugged 2.10\n' % inst.uuid,
                       self.log.output)
+        self.assertEqual([self.driver._plugger.announce],
+                         [fn for fn, _ in self.background])
         self.assertEqual(self.BOOT, self.events.finished())
         created = [c for c in self.events.calls if c[0] == 'create']
         self.assertEqual({(self.ctx.request_id, inst.uuid, 'unit-host')},
@@ -287,7 +313,7 @@ class TestSpawnSteps(DriverTestCase):
         self.virtapi.arrival = 0.5
         inst, nw = self.make(active=False)
         self.spawn(inst, nw)
-        self.assertIn('plug_vifs 0.30, wait_vif_plugged 0.00, post_start',
+        self.assertIn('plug_vifs 0.20, wait_vif_plugged 0.00\n',
                       self.log.output)
 
     def test_failing_create_is_a_failed_event_and_cleaned_up(self):
@@ -312,7 +338,7 @@ class TestSpawnSteps(DriverTestCase):
         inst, nw = self.make(active=False)
         self.assertRaises(exception.VirtualInterfaceCreateException,
                           self.spawn, inst, nw)
-        self.assertEqual(self.BOOT[:5] + [
+        self.assertEqual(self.BOOT[:6] + [
             ('docker_wait_vif_plugged', 'Error')],
             self.events.finished())
 
@@ -322,8 +348,7 @@ class TestSpawnSteps(DriverTestCase):
         inst, nw = self.make(active=False)
         self.spawn(inst, nw)
         self.assertEqual(self.BOOT, self.events.finished())
-        self.assertIn('wait_vif_plugged 300.00, post_start 0.05',
-                      self.log.output)
+        self.assertIn('wait_vif_plugged 300.00\n', self.log.output)
 
     def test_power_on_false_creates_only(self):
         inst, nw = self.make()
@@ -335,7 +360,7 @@ class TestSpawnSteps(DriverTestCase):
         inst, nw = self.make()
         self.spawn(inst, nw)
         self.assertEqual([], self.events.calls)
-        self.assertIn('Spawned container nova-%s in 1.11 s: image_cache'
+        self.assertIn('Spawned container nova-%s in 1.06 s: image_cache'
                       % inst.uuid, self.log.output)
 
     def test_event_recording_errors_never_fail_the_spawn(self):
@@ -823,6 +848,101 @@ class TestHost(DriverTestCase):
     def test_capabilities(self):
         self.assertTrue(self.driver.capabilities['supports_image_type_raw'])
         self.assertFalse(self.driver.capabilities['supports_attach_interface'])
+        # Nova's periodic image cache pass calls manage_image_cache
+        self.assertTrue(self.driver.capabilities['has_imagecache'])
+
+
+class TestManageImageCache(DriverTestCase):
+    """Nova's image cache pass: [image_cache] options, instances' images."""
+
+    def setUp(self):
+        super().setUp()
+        self.gone = set()
+        self.asked = []
+
+        def exists(ctx, image_id):
+            self.asked.append((ctx, image_id))
+            return image_id not in self.gone
+        self.driver.image_exists = exists
+        self.ctx = nova_context.RequestContext('u', 'p', is_admin=False,
+                                               auth_token='tok')
+        self.now = time.time()
+
+    def cached(self, age, gone=False):
+        """Glance id of a cache tag last tagged ``age`` seconds ago."""
+        image_id = str(uuid.uuid4())
+        self.client.images.now = self.now - age
+        fake_docker.FakeImage(
+            self.client, 'sha256:%s' % uuid.uuid4().hex).tag(
+                'glance/%s' % image_id, 'latest')
+        if gone:
+            self.gone.add(image_id)
+        return image_id
+
+    def left(self):
+        """Glance ids of the cache tags left."""
+        return {ref.split('/')[1].split(':')[0]
+                for ref in self.client.images.tags}
+
+    def instances(self, *image_refs):
+        return [helpers.instance(self.ctx, image_ref=ref)
+                for ref in image_refs]
+
+    def test_unused_images_go_as_the_options_say(self):
+        self.conf.config(group='image_cache',
+                         remove_unused_original_minimum_age_seconds=3600)
+        used = self.cached(60, gone=True)
+        self.cached(60, gone=True)
+        young = self.cached(60)
+        old = self.cached(3700)
+        # '': an instance booted from a volume
+        self.driver.manage_image_cache(self.ctx, self.instances(used, ''))
+        self.assertEqual({used, young}, self.left())
+        # Glance is asked about the young unused ones only, as the context
+        self.assertEqual(2, len(self.asked))
+        self.assertNotIn(old, [i for ctx, i in self.asked])
+        self.assertEqual({self.ctx}, {ctx for ctx, i in self.asked})
+
+    def test_the_default_minimum_age_is_a_day(self):
+        kept = self.cached(23 * 3600)
+        self.cached(25 * 3600)
+        self.driver.manage_image_cache(self.ctx, [])
+        self.assertEqual({kept}, self.left())
+
+    def test_remove_unused_base_images_false_does_nothing(self):
+        self.conf.config(group='image_cache', remove_unused_base_images=False)
+        used = self.cached(10 * 24 * 3600)
+        ids = {used, self.cached(60, gone=True),
+               self.cached(10 * 24 * 3600)}
+        self.driver.manage_image_cache(self.ctx, self.instances(used))
+        self.assertEqual(ids, self.left())
+        self.assertEqual([], self.asked)
+        # not even an image in use is tagged again
+        self.assertEqual([], self.client.images.tagged[3:])
+
+    def test_periodic_admin_context_asks_glance_as_the_service_user(self):
+        # Nova's periodic tasks run with a context that has no token
+        admin = nova_context.get_admin_context()
+        service = nova_context.RequestContext('nova', 'service',
+                                              is_admin=False,
+                                              auth_token='svc')
+        self.patch(nova_context, 'get_nova_service_user_context',
+                   lambda: service)
+        self.cached(60, gone=True)
+        self.driver.manage_image_cache(admin, [])
+        self.assertEqual([service], [ctx for ctx, i in self.asked])
+        self.assertEqual(set(), self.left())
+
+    def test_without_service_user_glance_is_asked_with_the_context(self):
+        admin = nova_context.get_admin_context()
+
+        def unconfigured():
+            raise exception.InvalidConfiguration('no [service_user]')
+        self.patch(nova_context, 'get_nova_service_user_context',
+                   unconfigured)
+        self.cached(60)
+        self.driver.manage_image_cache(admin, [])
+        self.assertEqual([admin], [ctx for ctx, i in self.asked])
 
 
 class TestGlanceChunks(testtools.TestCase):

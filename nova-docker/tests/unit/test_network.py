@@ -1,3 +1,5 @@
+from unittest import mock
+
 import testtools
 
 from nova_docker_vmct import network
@@ -150,3 +152,22 @@ class TestPlugger(testtools.TestCase):
               'br-int', 'tapport-b']], self.ran)
         self.assertFalse(self.plugger.is_plugged(self.plans))
         self.assertFalse(self.plugger.is_plugged([]))
+
+
+class TestPluggerTools(testtools.TestCase):
+
+    def missing(self, host_attach, *extra, absent=()):
+        conf = Conf()
+        conf.host_attach = host_attach
+        with mock.patch('shutil.which',
+                        lambda t: None if t in absent else '/usr/bin/' + t):
+            return network.Plugger(conf).missing_tools(*extra)
+
+    def test_ovs_needs_ovs_vsctl(self):
+        self.assertEqual(['nsenter', 'ovs-vsctl'],
+                         self.missing('ovs', 'nsenter',
+                                      absent=('nsenter', 'ovs-vsctl')))
+
+    def test_linuxbridge_needs_ip_only(self):
+        self.assertEqual(['ip'], self.missing('linuxbridge',
+                                              absent=('ip', 'ovs-vsctl')))
