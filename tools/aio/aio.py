@@ -2,6 +2,8 @@
 
 Run with the AIO venv python and the admin credentials in the environment (admin-openrc):
   identity                      service project, users, roles, services, endpoints
+  admin-password                set the admin's password again (OS_PASSWORD), so Keystone hashes
+                                it at its configured cost (revokes the admin's tokens)
   resources                     flavor, shared flat network (+ subnet): tools/vmct-values
   compute-up HOST               exit 0 when nova-compute on HOST reports up
   agent-alive HOST TYPE         exit 0 when the neutron agent TYPE on HOST is alive
@@ -273,6 +275,9 @@ def main(argv):
     conn = connect()
     if cmd == "identity":
         identity(conn)
+    elif cmd == "admin-password":
+        conn.identity.update_user(conn.identity.find_user("admin", ignore_missing=False),
+                                  password=os.environ["OS_PASSWORD"])
     elif cmd == "resources":
         resources(conn)
     elif cmd == "compute-up":

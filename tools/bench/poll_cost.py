@@ -1,6 +1,7 @@
 """Nova API requests per polled server per second: [vmct] poll_mode per_server vs batched.
 
     tools/bench/poll_cost.py [--servers 32 256] [--aio] [--times 64] [--concurrency 32]
+    tools/bench/poll_cost.py --sweep 1 8 32 64 128 256 [--times 32] [--mode per_server]
 
 Against the unit tests' fake Nova (no cloud): N ServerSessions (probe none) in threads,
 all at once in real time, each boots a server (scripted: ACTIVE after 2.0 s plus a
@@ -17,6 +18,11 @@ request-log lines of $VMCT_AIO_DIR/logs/nova-api* between the first iteration's
 start and the last one's end) divided by the servers' polled seconds (from each iteration's
 transitions table), next to what the harness counted itself, and the build and delete
 medians of both runs.
+
+--sweep: only the AIO, scale.yaml on the fake kind at every given level in one task
+(``times`` per level, never fewer than the level); per level the iterations, errors, wall
+time, build and delete p50/p95/p99, nova-api's polling requests per polled server per
+second and boots per second; the harness's CPU per iteration over the whole task.
 
 CPU s/it: the harness's own CPU time (user + system) per iteration: on the fake Nova this
 process's (the sessions' threads and the fake alike: an upper bound), on the AIO `rally
@@ -156,18 +162,24 @@ AIO = os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio")
 POLL_REQUEST = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) .*requestlog '
                           r'\[\S+ (req-[0-9a-f-]+) '
                           r'.*"GET \S*/servers/(detail\S*|[0-9a-f-]{36})[ "?]')
+SCALE_CONF = os.path.join(ROOT, "samples", "tasks", "scale.conf")
 COST_TEXT = re.compile(r"([\d.e+-]+) Nova API requests for this server over ([\d.]+) s")
 
 
 def aio_run(mode, rally, args_file, task_args, workdir):
-    """One scale.yaml run in ``mode``; (task uuid, its JSON report)."""
+    """One scale.yaml run in ``mode``; (task uuid, its JSON report).
+
+    Rally's configuration: the AIO's, then samples/tasks/scale.conf (timeouts for the high
+    levels), then ``mode`` as [vmct] poll_mode.
+    """
     conf = os.path.join(workdir, "poll-%s.conf" % mode)
     with open(conf, "w") as f:
         f.write("[vmct]\npoll_mode = %s\n" % mode)
     log = os.path.join(workdir, "task-%s.log" % mode)
     cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
     with open(log, "w") as out:
-        subprocess.run([rally, "--config-file", conf, "task", "start",
+        subprocess.run([rally, "--config-file", SCALE_CONF, "--config-file", conf,
+                        "task", "start",
                         os.path.join(ROOT, "samples/tasks/scale.yaml"),
                         "--task-args-file", args_file, "--task-args", json.dumps(task_args)],
                        stdout=out, stderr=subprocess.STDOUT, check=False)
@@ -226,6 +238,52 @@ def aio_summary(mode, report, cpu):
     return Run(mode, len(data), log_requests(start, end), seconds, phases, harness, cpu=cpu)
 
 
+def workloads(report):
+    for task in report["tasks"]:
+        for subtask in task["subtasks"]:
+            yield from subtask["workloads"]
+
+
+def quantiles(values):
+    """p50, p95, p99 (statistics.quantiles, inclusive); a single value is all three."""
+    if len(values) < 2:
+        return values * 3 or [float("nan")] * 3
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return [cuts[49], cuts[94], cuts[98]]
+
+
+def sweep(levels, times, mode):
+    """scale.yaml on the fake kind at every level in one task; per level: quantiles, cost."""
+    rally = subprocess.run([os.path.join(ROOT, "tools/aio/rally-env")], check=True,
+                           stdout=subprocess.PIPE, text=True).stdout.split()[-1]
+    task_args = {"only": ["fake"], "concurrency": levels, "times": times}
+    with tempfile.TemporaryDirectory(prefix="vmct-sweep-") as workdir:
+        started = time.time()
+        uuid, report, cpu = aio_run(mode, rally, os.path.join(AIO, "task-args.yaml"),
+                                    task_args, workdir)
+    print("scale.yaml on the AIO's fake kind, poll_mode %s, task %s, %.0f s; harness CPU "
+          "(rally task start and its workers) %.1f s" % (mode, uuid, time.time() - started, cpu))
+    print("  %5s %4s %6s %8s %-24s %-24s %12s %9s" % (
+        "level", "N", "errors", "wall s", "build p50/p95/p99 s", "delete p50/p95/p99 s",
+        "req/s/server", "boots/s"))
+    total = 0
+    for workload in workloads(report):
+        if not workload["data"]:        # an aborted task's last level
+            continue
+        run = aio_summary(mode, {"tasks": [{"subtasks": [{"workloads": [workload]}]}]}, 0.0)
+        data = workload["data"]
+        total += len(data)
+        wall = max(it["timestamp"] + it["duration"] for it in data) - min(
+            it["timestamp"] for it in data)
+        print("  %5d %4d %6d %8.1f %-24s %-24s %12.3f %9.2f" % (
+            workload["runner"]["constant"]["concurrency"], len(data),
+            sum(1 for it in data if it.get("error")), wall,
+            "/".join("%.2f" % q for q in quantiles(run.phases.get("vmct.build", []))),
+            "/".join("%.2f" % q for q in quantiles(run.phases.get("vmct.delete", []))),
+            run.rate, len(data) / wall), flush=True)
+    print("  harness CPU per iteration: %.3f s (%d iterations)" % (cpu / total, total))
+
+
 def aio(times, concurrency):
     rally = subprocess.run([os.path.join(ROOT, "tools/aio/rally-env")], check=True,
                            stdout=subprocess.PIPE, text=True).stdout.split()[-1]
@@ -253,7 +311,14 @@ def main():
     parser.add_argument("--aio", action="store_true", help="also on the all-in-one cloud")
     parser.add_argument("--times", type=int, default=64, help="--aio: iterations")
     parser.add_argument("--concurrency", type=int, default=32, help="--aio: level")
+    parser.add_argument("--sweep", type=int, nargs="+", metavar="LEVEL",
+                        help="only the AIO: scale.yaml on the fake kind at these levels in one "
+                             "task (--times iterations per level, never fewer than the level; "
+                             "--mode), per level p50/p95/p99 and the API requests")
+    parser.add_argument("--mode", choices=MODES, default=MODES[0], help="--sweep: poll_mode")
     args = parser.parse_args()
+    if args.sweep:
+        return sweep(args.sweep, args.times, args.mode)
     runs = [fake_run(mode, count) for count in args.servers for mode in MODES]
     print_runs("fake Nova (real time; build %.1f s, delete %.1f s, each + 0-0.2 s; "
                "poll_interval %.2g s; in brackets the median error):"

@@ -15,13 +15,16 @@
 
 For each concurrency level and kind, boots ``count`` servers in waves of that many at once
 (image and flavor of task-args.yaml), times create request -> ACTIVE with rally-vmct's waiter
-(0.1 s polls), deletes them, and for the Docker kind reads the driver's "Spawned container
-... in T s: <step> <s>, ..." log line of each (nova-compute-docker.log): its steps, and T
-minus their sum (what the spawn spent outside its steps; network_info, the wait for Nova's
-port allocation, was such time before it became a step). Prints per level
-the medians (N, min, max) of build per kind and docker minus fake, the Docker steps, and a raw
-`docker run` of the workload image to sshd's first answer (host network, 127.0.0.1) for
-scale.
+(0.1 s polls; a build ends at the waiter's estimate, the middle between the last poll that saw
+BUILD and the first that saw ACTIVE, as the scenarios end it) and, for kinds that can be
+reached, create request -> SSH banner through the AIO's proxy command; then deletes them. The
+fake kind runs the floor driver (nova-docker/nova_docker_vmct/floor.py: Nova's fake plus port
+plugging and the wait for network-vif-plugged). From the computes' logs it reads each spawn's
+"Spawned container ... in T s: <step> <s>, ..." (Docker) or "Spawned floor instance in T s:
+..." (floor) line: the steps, and T minus their sum. Prints per level the medians (N, min,
+max) of build per kind and docker minus fake, each driver's steps side by side, and a raw
+`docker run` of the workload image to sshd's first answer (host network, 127.0.0.1), with
+the issue's yardstick for boot -> SSH: 3 x raw docker run + the fake kind's build.
 """
 
 import argparse
@@ -39,46 +42,63 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import smoke  # noqa: E402  (tools/aio/smoke.py: the AIO's connection and kinds)
 
+from rally_vmct.common import probes  # noqa: E402
 from rally_vmct.common import waiter  # noqa: E402
 
 AIO = os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio")
 POLL = 0.1
-SPAWNED = re.compile(r"Spawned container nova-(?P<id>[0-9a-f-]{36}) in (?P<total>[\d.]+) s: "
-                     r"(?P<steps>.*)$")
+SPAWNED = re.compile(r"\[instance: (?P<id>[0-9a-f-]{36})\] Spawned (?:container nova-\S+|floor "
+                     r"instance) in (?P<total>[\d.]+) s: (?P<steps>.*)$")
+LOGS = {"docker": "nova-compute-docker.log", "fake": "nova-compute-fake.log"}
 
 
-def boot_one(conn, kind, network_id, clock):
-    """(server id, seconds from create request to ACTIVE); the server is deleted after."""
+def boot_one(conn, kind, task_args, clock):
+    """(server id, seconds to ACTIVE, seconds to the SSH banner or None); deleted after."""
     compute = conn.compute
     image = conn.image.find_image(kind["image"], ignore_missing=False)
     flavor = compute.find_flavor(kind["flavor"], ignore_missing=False)
     started = clock.monotonic()
     server = compute.create_server(
         name="vmct-gap-%s" % uuid.uuid4().hex[:8], image_id=image.id, flavor_id=flavor.id,
-        networks=[{"uuid": network_id}], availability_zone=kind["availability_zone"])
+        networks=[{"uuid": task_args["network_id"]}],
+        availability_zone=kind["availability_zone"])
     try:
         found = waiter.ServerWaiter(lambda sid: smoke.nova_view(compute.get_server(sid)),
                                     server.id, pacer=waiter.Pacer(POLL, POLL, 100, clock=clock),
                                     clock=clock)
         active = found.wait_for_status(waiter.ACTIVE, 300, "server to become ACTIVE",
                                        started_at=started)
-        return server.id, active.at - started
+        ssh = None
+        if kind["reachable"]:
+            ssh = banner(compute.get_server(server.id), task_args, clock, started) - started
+        return server.id, active.estimate - started, ssh
     finally:
         compute.delete_server(server.id, ignore_missing=True)
         compute.wait_for_delete(server, interval=0.5, wait=300)
 
 
-def wave(conn, kind, network_id, count, concurrency):
+def banner(server, task_args, clock, started):
+    """When the server's SSH banner first came through the AIO's proxy command."""
+    ip = next(a["addr"] for addrs in server.addresses.values() for a in addrs)
+    probe = probes.ProxiedTcpProbe(task_args["proxy_command"], ip)
+    try:
+        return waiter.wait_until(probe.check, 300, POLL, probe.what, clock=clock,
+                                 started_at=started).at
+    finally:
+        probe.close()
+
+
+def wave(conn, kind, task_args, count, concurrency):
     clock = waiter.Clock()
     with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
-        return list(pool.map(lambda _: boot_one(conn, kind, network_id, clock),
+        return list(pool.map(lambda _: boot_one(conn, kind, task_args, clock),
                              range(count)))
 
 
-def spawn_lines():
-    """{server id: (total, {step: seconds})} of the Docker driver's log."""
+def spawn_lines(kind):
+    """{server id: (total, {step: seconds})} of the kind's compute log."""
     found = {}
-    with open(os.path.join(AIO, "logs", "nova-compute-docker.log"), errors="replace") as f:
+    with open(os.path.join(AIO, "logs", LOGS[kind]), errors="replace") as f:
         for line in f:
             m = SPAWNED.search(line)
             if m:
@@ -120,6 +140,30 @@ def describe(values):
                                          max(values))
 
 
+def median_of(runs, index):
+    values = [run[index] for run in runs if run[index] is not None]
+    return statistics.median(values) if values else None
+
+
+def print_steps(builds):
+    """Each driver's spawn steps (its log lines), side by side."""
+    spawns = {}
+    for kind in builds:
+        lines = spawn_lines(kind) if kind in LOGS else {}
+        spawns[kind] = [lines[run[0]] for run in builds[kind] if run[0] in lines]
+    spawns = {kind: found for kind, found in spawns.items() if found}
+    for kind, found in spawns.items():
+        print("  %s spawn (compute log, N %d): total %s; outside the steps %s" % (
+            kind, len(found), describe([total for total, _ in found]),
+            describe([total - sum(steps.values()) for total, steps in found])))
+    names = list(dict.fromkeys(step for found in spawns.values() for _, steps in found
+                               for step in steps))
+    for step in names:
+        print("    %-18s %s" % (step, "   ".join(
+            "%s %s" % (kind, describe([steps[step] for _, steps in found if step in steps]))
+            for kind, found in spawns.items())))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=6)
@@ -129,29 +173,24 @@ def main():
     task_args = smoke.task_args()
     kinds = smoke.smoke_kinds(task_args)
     conn = smoke.connect()
+    raw = [raw_docker_run() for _ in range(3)]
     for level in args.concurrency:
         count = max(args.count, level)
         builds = {}
         for name in args.kinds:
-            builds[name] = wave(conn, kinds[name], task_args["network_id"], count, level)
-            print("  concurrency %d, %s: build %s" % (
-                level, name, describe([took for _, took in builds[name]])), flush=True)
+            builds[name] = wave(conn, kinds[name], task_args, count, level)
+            print("  concurrency %d, %s: build %s; to the SSH banner %s" % (
+                level, name, describe([run[1] for run in builds[name]]),
+                describe([run[2] for run in builds[name] if run[2] is not None])), flush=True)
         if "docker" in builds and "fake" in builds:
-            gap = (statistics.median(t for _, t in builds["docker"])
-                   - statistics.median(t for _, t in builds["fake"]))
-            print("concurrency %d: docker - fake build medians %+.2f s" % (level, gap))
-        lines = spawn_lines()
-        spawns = [lines[sid] for sid, _ in builds.get("docker", ()) if sid in lines]
-        if spawns:
-            steps = sorted({step for _, found in spawns for step in found})
-            print("  docker spawn (driver log, N %d): total %s; outside the steps %s" % (
-                len(spawns), describe([total for total, _ in spawns]),
-                describe([total - sum(found.values()) for total, found in spawns])))
-            for step in steps:
-                took = [found.get(step, 0.0) for _, found in spawns]
-                print("    %-18s %s" % (step, describe(took)))
-    print("raw docker run to the SSH banner: %s" % describe(
-        [raw_docker_run() for _ in range(3)]))
+            fake = median_of(builds["fake"], 1)
+            print("concurrency %d: docker - fake build medians %+.2f s" % (
+                level, median_of(builds["docker"], 1) - fake))
+            print("concurrency %d: docker to the SSH banner %.2f s; 3 x raw docker run + fake "
+                  "build %.2f s" % (level, median_of(builds["docker"], 2),
+                                    3 * statistics.median(raw) + fake))
+        print_steps(builds)
+    print("raw docker run to the SSH banner: %s" % describe(raw))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,14 @@ compute_driver = $VMCT_DOCKER_COMPUTE_DRIVER
 cpu_allocation_ratio = $(aio_cpu_allocation_ratio)
 vif_plugging_is_fatal = true
 vif_plugging_timeout = 120
+# Containers stop when the Docker engine restarts (no live-restore); Nova reports them SHUTOFF,
+# and unplugs their ports, at its next power-state sync: every 10 s here, not every 600 s
+# (tests/e2e/test_faults.py restarts the engine). One docker inspect per instance each time.
+sync_power_state_interval = 10
+[image_cache]
+# The driver's cache pass drops the glance/<id> images no container uses once Glance has deleted
+# them (the snapshots the conformance run boots): every 5 min here, not every 40
+manager_interval = 300
 [docker]
 host_attach = ovs
 soft_reboot_timeout = $VMCT_DOCKER_SOFT_REBOOT_TIMEOUT
@@ -70,7 +78,7 @@ compute_docker_images() {
 # is left; the dockerd the AIO started is stopped; --wipe also drops the images the driver
 # loaded from Glance (glance/<image id>), which a wiped Glance no longer knows.
 compute_docker_down() { # WIPE
-    local c p
+    local c
     if docker_engine_up; then
         mapfile -t c < <(docker ps -aq --filter "label=nova.host=$(compute_var docker host)")
         [ ${#c[@]} -gt 0 ] && { log "removing ${#c[@]} instance container(s)"; docker rm -f -v "${c[@]}" >/dev/null; }
@@ -79,15 +87,7 @@ compute_docker_down() { # WIPE
             [ ${#c[@]} -gt 0 ] && docker rmi -f "${c[@]}" >/dev/null
         fi
     fi
-    if pidfile_alive ovsdb-server; then
-        for p in $(ovs-vsctl --timeout=5 list-ports "$DOCKER_BRIDGE" 2>/dev/null | grep -E '^tap'); do
-            ovs-vsctl --timeout=5 --if-exists del-port "$DOCKER_BRIDGE" "$p"
-        done
-    fi
-    # a veth whose container end never left the root namespace (the pair dies with a netns)
-    for p in $(ip -o link show type veth | awk -F': ' '{print $2}' | cut -d@ -f1 | grep '^vns'); do
-        ip link del "$p" 2>/dev/null
-    done
+    drop_instance_ports "$DOCKER_BRIDGE"
     if [ -s "$DOCKER_STATE/dockerd.pid" ]; then
         VMCT_DOCKER_STATE=$DOCKER_STATE "$VMCT_ROOT/tools/docker/ensure-dockerd" --stop 2>/dev/null
     fi

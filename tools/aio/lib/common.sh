@@ -40,7 +40,18 @@ wait_for() {
 }
 http_up() { curl -s -o /dev/null --max-time 2 "$1"; }
 
-pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# close_inherited_fds (tools/lib/fds.sh)
+# shellcheck source=tools/lib/fds.sh
+. "$VMCT_ROOT/tools/lib/fds.sh"
+# pid_alive PID: running, not a zombie (a zombie answers kill -0 until its parent reaps it,
+# so a stopped service would look up and a stop would wait 10 s on it)
+pid_alive() {
+    [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }   # past "PID (COMM) ": COMM may hold spaces and parentheses
+    [ "${stat%% *}" != Z ]
+}
 pidfile_alive() { [ -f "$S/pids/$1.pid" ] && pid_alive "$(cat "$S/pids/$1.pid")"; }
 
 # stop_pid PID: SIGTERM, SIGKILL after 10 s (eventlet services sometimes ignore TERM and
@@ -90,9 +101,14 @@ STARTED=()
 # start_uwsgi NAME PORT MODULE "CONFIG FILES" [extra uwsgi args]: one WSGI API on 127.0.0.1,
 # UWSGI_PROCESSES processes (default 1) of 4 threads each.
 # "Connection: close": keystoneauth otherwise reuses sockets that uwsgi's http-socket resets.
+# --listen 1024: with uwsgi's 100 the scale sweep's 128 servers at once filled nova-api's
+# accept queue ("listen queue ... full"); the kernel then drops the SYNs, and a client's
+# request waits for its SYN to be sent again, 1 s then 3 s later: seconds of noise in a
+# phase's end. Queued instead, requests wait their turn.
 start_uwsgi() {
     local name=$1 port=$2 mod=$3 cfgs=$4; shift 4
     start_svc "$name" "$cfgs" "$VENV/bin/uwsgi" --http-socket "127.0.0.1:$port" --module "$mod" \
+        --listen 1024 \
         --virtualenv "$VENV" --master --processes "${UWSGI_PROCESSES:-1}" --threads 4 \
         --enable-threads --die-on-term \
         --lazy-apps --buffer-size 65535 --add-header "Connection: close" --need-app \

@@ -101,7 +101,6 @@ init_databases() {
     (
         set -e
         local K=(--config-file "$S/etc/keystone/keystone.conf") N=(--config-file "$S/etc/nova/nova.conf")
-        mkdir -p "$S/data/keystone/fernet-keys" "$S/data/keystone/credential-keys"
         keystone-manage "${K[@]}" db_sync
         keystone-manage "${K[@]}" fernet_setup --keystone-user root --keystone-group root
         keystone-manage "${K[@]}" credential_setup --keystone-user root --keystone-group root

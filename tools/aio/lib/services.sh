@@ -7,9 +7,18 @@ start_keystone() {
     start_uwsgi keystone 5000 keystone.wsgi.api:application "$S/etc/keystone/keystone.conf" \
         --env "OS_KEYSTONE_CONFIG_DIR=$S/etc/keystone"
     wait_for "keystone" 120 http_up http://127.0.0.1:5000/v3 || die "keystone did not answer"
-    [ -f "$S/data/.identity_done" ] && return 0
-    aio_py identity || die "identity bootstrap failed"
-    touch "$S/data/.identity_done"
+    if [ ! -f "$S/data/.identity_done" ]; then
+        aio_py identity || die "identity bootstrap failed"
+        touch "$S/data/.identity_done"
+    fi
+    # A state made before KEYSTONE_HASH_ROUNDS holds the admin's password at bcrypt cost 12:
+    # set again (the same password), it is hashed at the configured cost. Only the admin's: a
+    # service user's new password would revoke the tokens its running services cached.
+    local rehashed=$S/data/.admin_hash_rounds_$KEYSTONE_HASH_ROUNDS
+    if [ ! -f "$rehashed" ]; then
+        aio_py admin-password || die "setting the admin password again failed"
+        touch "$rehashed"
+    fi
 }
 
 # the largest chunk of a chunked upload Glance takes (bytes): 256 MB
@@ -117,6 +126,22 @@ aio_cpu_allocation_ratio() {
     echo "$ratio.0"
 }
 
+# drop_instance_ports BRIDGE: after its nova-compute stopped (down), the instance ports the
+# nova-docker package's drivers plugged into BRIDGE (tap...) and any veth whose peer end (vns...)
+# is still in the root namespace: the Docker driver's never moved, the floor driver's all (a pair
+# dies with a netns).
+drop_instance_ports() {
+    local p
+    if pidfile_alive ovsdb-server; then
+        for p in $(ovs-vsctl --timeout=5 list-ports "$1" 2>/dev/null | grep -E '^tap'); do
+            ovs-vsctl --timeout=5 --if-exists del-port "$1" "$p"
+        done
+    fi
+    for p in $(ip -o link show type veth | awk -F': ' '{print $2}' | cut -d@ -f1 | grep '^vns'); do
+        ip link del "$p" 2>/dev/null
+    done
+}
+
 load_computes() {
     local f
     for f in "$AIO_TOOLS"/computes.d/*.sh; do
@@ -146,12 +171,13 @@ install_compute_pip() {
         src=$(compute_var "$c" pip)
         [ -n "$src" ] || continue
         stamp=$(pip_source_hash "$src")
-        [ "$(cat "$VENV/.vmct-stamp-$c" 2>/dev/null)" = "$stamp" ] && continue
+        # one stamp per source: the Docker and the fake compute share nova-docker/
+        [ "$(cat "$VENV/.vmct-stamp-${src##*/}" 2>/dev/null)" = "$stamp" ] && continue
         log "install $src into $VENV (tools/install-driver)"
         "$src/tools/install-driver" --python "$VENV/bin/python" \
             --constraints "$AIO_TOOLS/constraints.txt" --quiet >>"$S/logs/pip.log" 2>&1 \
             || die "$src/tools/install-driver failed, see $S/logs/pip.log"
-        echo "$stamp" > "$VENV/.vmct-stamp-$c"
+        echo "$stamp" > "$VENV/.vmct-stamp-${src##*/}"
     done
 }
 
@@ -184,19 +210,24 @@ start_computes() {
             log "nova-compute-$c is disabled: stopping it"
             stop_svc "nova-compute-$c"; stop_svc "neutron-ovs-agent-$c"; }
     done
-    for c in $(enabled_computes); do
-        host=$(compute_var "$c" host)
-        "compute_${c}_prepare"
-        if [ "$host" != "$AIO_HOST" ]; then
-            ovs-vsctl --may-exist add-br "br-ex-$c" -- set bridge "br-ex-$c" datapath_type=netdev \
-                -- --may-exist add-port br-ex "patch-ex-$c" -- set interface "patch-ex-$c" type=patch options:peer="patch-$c-ex" \
-                -- --may-exist add-port "br-ex-$c" "patch-$c-ex" -- set interface "patch-$c-ex" type=patch options:peer="patch-ex-$c"
-            start_ovs_agent "neutron-ovs-agent-$c" "$S/etc/neutron/openvswitch_agent-$c.ini"
-        fi
-        start_svc "nova-compute-$c" "$S/etc/nova/nova.conf $S/etc/nova/compute-$c.conf" nova-compute \
-            --config-file "$S/etc/nova/nova.conf" --config-file "$S/etc/nova/compute-$c.conf" \
-            --log-file "$S/logs/nova-compute-$c.log"
-    done
+    for c in $(enabled_computes); do start_compute "$c"; done
+}
+
+# start_compute NAME: what it needs (its prepare hook, its OVS agent), then nova-compute-NAME
+# unless it runs (tools/aio/compute starts one compute again after a fault test killed it)
+start_compute() {
+    local c=$1 host
+    host=$(compute_var "$c" host)
+    "compute_${c}_prepare"
+    if [ "$host" != "$AIO_HOST" ]; then
+        ovs-vsctl --may-exist add-br "br-ex-$c" -- set bridge "br-ex-$c" datapath_type=netdev \
+            -- --may-exist add-port br-ex "patch-ex-$c" -- set interface "patch-ex-$c" type=patch options:peer="patch-$c-ex" \
+            -- --may-exist add-port "br-ex-$c" "patch-$c-ex" -- set interface "patch-$c-ex" type=patch options:peer="patch-ex-$c"
+        start_ovs_agent "neutron-ovs-agent-$c" "$S/etc/neutron/openvswitch_agent-$c.ini"
+    fi
+    start_svc "nova-compute-$c" "$S/etc/nova/nova.conf $S/etc/nova/compute-$c.conf" nova-compute \
+        --config-file "$S/etc/nova/nova.conf" --config-file "$S/etc/nova/compute-$c.conf" \
+        --log-file "$S/logs/nova-compute-$c.log"
 }
 
 # Wait for each compute service to report up (matched by --host: two rows otherwise) since its
