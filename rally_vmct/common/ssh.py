@@ -249,6 +249,14 @@ def executor(client):
     return execute
 
 
+DEFAULT_PORT = 22
+
+
+def spec_port(spec):
+    """The SSH port of a host spec ({host, port, ...}): its port, else 22."""
+    return spec.get("port", DEFAULT_PORT)
+
+
 class SSH(sshutils.SSH):
     """Rally's SSH client with ``proxy_command`` and ``connect_timeout``.
 
@@ -256,7 +264,7 @@ class SSH(sshutils.SSH):
     :param connect_timeout: seconds for TCP connect, banner and authentication
     """
 
-    def __init__(self, user, host, port=22, pkey=None, key_filename=None, password=None,
+    def __init__(self, user, host, port=DEFAULT_PORT, pkey=None, key_filename=None, password=None,
                  proxy_command=None, connect_timeout=5.0):
         super().__init__(user, host, port=port, pkey=pkey, key_filename=key_filename,
                          password=password)
@@ -271,7 +279,7 @@ class SSH(sshutils.SSH):
 
         ``proxy_command`` and ``connect_timeout`` are the defaults where the spec has none.
         """
-        return cls(spec.get("user", "root"), spec["host"], port=spec.get("port", 22),
+        return cls(spec.get("user", "root"), spec["host"], port=spec_port(spec),
                    key_filename=spec.get("key_file"), password=spec.get("password"),
                    proxy_command=spec.get("proxy_command") or proxy_command,
                    connect_timeout=connect_timeout or 5.0)

@@ -91,6 +91,10 @@ class WaitTimeout(WaitError):
     """The awaited state or probe result did not come in time."""
 
 
+# GETs of a server seen in ERROR without a fault, until Nova has recorded it.
+FAULT_READS = 5
+
+
 class ServerFault(WaitError):
     """The server went to ERROR; the message carries Nova's fault."""
 
@@ -482,15 +486,32 @@ class ServerWaiter:
                 if verdict:
                     return Observation(state, received, since, polls, verdict, sent)
                 if state.status == ERROR and not error_ok:
+                    fault = self._fault_of_error(state, deadline)
                     raise ServerFault("Server %s went to ERROR while waiting for %s: %s"
-                                      % (self.server_id, what, fault_text(state.fault)),
-                                      fault=state.fault)
+                                      % (self.server_id, what, fault_text(fault)),
+                                      fault=fault)
                 if state.gone and not gone_ok:
                     raise ServerGone("Server %s disappeared while waiting for %s"
                                      % (self.server_id, what))
                 if self.clock.monotonic() >= deadline:
                     raise self._timeout(what, start, state, polls)
                 since = sent
+
+    def _fault_of_error(self, state, deadline):
+        """The fault of a server seen in ERROR, read again while Nova shows none yet.
+
+        Nova saves vm_state ERROR first and records the fault after it (the conductor's
+        "No valid host", the compute manager's build failure), so a poll in between sees
+        ERROR without the reason: up to :data:`FAULT_READS` more paced GETs.
+        """
+        for _ in range(FAULT_READS):
+            if state.fault or self.clock.monotonic() >= deadline:
+                break
+            server, _, _ = self._get(deadline, "reading the fault of server %s" % self.server_id)
+            if server is None:
+                break
+            state = ServerState.of(server)
+        return state.fault
 
     def _timeout(self, what, start, state, polls):
         message = ("Timed out after %.1f s waiting for %s (server %s): last seen %s after %d "

@@ -13,8 +13,12 @@
 
 :func:`charts` reads the samples of the iteration's window (its first atomic
 action's start to its last one's end) from every monitored host's file and
-returns Rally complete outputs, for each host the iteration's server was found
-on (every host when it was found on none, e.g. a kind Nova only pretends to run):
+returns Rally complete outputs, for each host the iteration's instance was found
+on (every host when it was found on none, e.g. a kind Nova only pretends to run).
+The instance is a server (its id), or for VMCT.native_benchmark the native
+host's process tree (:func:`rally_vmct.workloads.hostmon.native_id`: the
+listener on the TCP port it logs in to, when the context's ``native_ports`` has
+it), looked for only on the monitored hosts that are that machine:
 
 * Lines ``"<kind>: host CPU on <host> [%]"``: user, system, iowait, steal (all
   CPUs) and the instance's share, between consecutive samples;
@@ -32,11 +36,15 @@ import time
 
 from rally.common import logging
 
+from rally_vmct.common import ssh
+from rally_vmct.workloads import facts
 from rally_vmct.workloads import hostmon
 
 LOG = logging.getLogger(__name__)
 
 KEY = "vmct_host_monitor"      # the context (rally_vmct.task.contexts.host_monitor)
+LOCAL = "local"                 # the context's host spec of the Rally machine itself
+NATIVE_PORTS = "native_ports"   # its config key: the native hosts' listeners measured
 PHASE_TABLE = "host cost by phase"
 # (column, summary key, scale): MiB for bytes, percent for fractions.
 PHASE_COLUMNS = (
@@ -110,6 +118,51 @@ def phase_table(kind, host, summary, description):
             "data": {"cols": [name for name, _, _ in PHASE_COLUMNS], "rows": rows}}
 
 
+def native_instance(host_spec):
+    """The instance id of a native host: the process tree of its sshd (its spec's SSH port)."""
+    return hostmon.native_id(ssh.spec_port(host_spec))
+
+
+def machine(address):
+    """Who ``address`` is: ``local`` for this machine (a loopback address), else itself."""
+    return LOCAL if address == LOCAL or facts.is_loopback(address) else address.lower()
+
+
+def hosts_at(hosts, address):
+    """The monitored hosts that are the machine at ``address``; all when none is known to be.
+
+    A name and an address of one machine do not match (nothing is resolved):
+    then the instance is looked for on every host, as a server is.
+    """
+    same = [host for host in hosts
+            if host.get("address") and machine(host["address"]) == machine(address)]
+    return same or hosts
+
+
+def _where(instance_id, found):
+    """What the charts' descriptions say the instance is, or why it is missing."""
+    port = hostmon.native_port(instance_id)
+    if port is None:
+        return ("instance %s: the QEMU process or container of the server" % instance_id
+                if found else "the server (%s) was not found on this host: host figures only"
+                % (instance_id or "not created"))
+    if found:
+        return ("%s: the process listening on TCP port %d and all its descendants (the "
+                "native host's sshd, its sessions and what they run)" % (instance_id, port))
+    return ("nothing listening on TCP port %d was measured on this host (the context's "
+            "%s lacks it, or the process is not readable): host figures only"
+            % (port, NATIVE_PORTS))
+
+
+def _memory_about(instance_id):
+    if hostmon.native_port(instance_id) is not None:
+        return ("PSS and RSS summed over the process tree (RSS counts a shared page once "
+                "per process, PSS shares it out). ")
+    return ("PSS and RSS of the QEMU process (of the container's processes), the "
+            "container's memory cgroup charge, the instance's disk (allocated; the shared "
+            "base image or image layers not counted). ")
+
+
 def _lines(title, names, series, scale, label, description):
     data = [[name, [[x, round(y * scale, 3)] for x, y in series[key]]]
             for name, key in names if series[key]]
@@ -122,11 +175,9 @@ def _lines(title, names, series, scale, label, description):
 def host_charts(kind, host, samples, server_id, phase_list, t0, found):
     """The complete outputs of one host's samples over one iteration."""
     series = hostmon.series(samples, server_id if found else None, t0)
-    where = ("instance %s: the QEMU process or container of the server" % server_id if found
-             else "the server (%s) was not found on this host: host figures only"
-             % (server_id or "not created"))
     about = ("%d samples of host %s; %s. With concurrency above 1 the host's figures "
-             "include the other iterations' instances." % (len(samples), host, where))
+             "include the other iterations' instances."
+             % (len(samples), host, _where(server_id, found)))
     charts = [
         _lines("%s: host CPU on %s [%%]" % (kind, host), CPU_LINES, series, 1,
                "% of all CPUs", "Host CPU time between samples (user includes nice and "
@@ -137,9 +188,7 @@ def host_charts(kind, host, samples, server_id, phase_list, t0, found):
     if found:
         charts.append(_lines(
             "%s: instance memory and disk on %s [MiB]" % (kind, host), INSTANCE_LINES, series,
-            1 / hostmon.MIB, "MiB", "PSS and RSS of the QEMU process (of the container's "
-            "processes), the container's memory cgroup charge, the instance's disk "
-            "(allocated; the shared base image or image layers not counted). " + about))
+            1 / hostmon.MIB, "MiB", _memory_about(server_id) + about))
     summary = hostmon.summarize(samples, phase_list, server_id if found else None)
     charts.append(phase_table(kind, host, summary, (
         "Per phase of this iteration (its atomic actions; build = create request to "
@@ -149,22 +198,36 @@ def host_charts(kind, host, samples, server_id, phase_list, t0, found):
     return [chart for chart in charts if chart]
 
 
-def charts(context, kind, server_id, actions):
-    """Complete outputs of the host monitor for one iteration; [] without the context."""
+def charts(context, kind, server_id, actions, address=None):
+    """Complete outputs of the host monitor for one iteration; [] without the context.
+
+    :param server_id: the instance: a server id, or a native host's
+        :func:`rally_vmct.workloads.hostmon.native_id`
+    :param address: the machine the instance is on (a native host's address):
+        only the monitored hosts that are it (:func:`hosts_at`)
+    """
     info = (context or {}).get(KEY)
     if not info:
         return []
     bounds = window(actions, time.time())
     if bounds is None:
         return []
+    hosts = hosts_at(info["hosts"], address) if address else info["hosts"]
     try:
-        return _charts(info, kind, server_id, actions, bounds)
+        return _charts(dict(info, hosts=hosts), kind, server_id, actions, bounds)
     except Exception as e:
         LOG.warning("%s: no host charts for this iteration: %s: %s"
                     % (KEY, type(e).__name__, e))
         return [{"title": "%s: host monitor" % kind, "chart_plugin": "TextArea",
                  "data": ["The host monitor's samples could not be read: %s: %s"
                           % (type(e).__name__, e)]}]
+
+
+def add_charts(scenario_, kind, instance_id, address=None):
+    """Add :func:`charts` of the scenario's iteration (its atomic actions so far) to its output."""
+    for chart in charts(scenario_.context, kind, instance_id, scenario_.atomic_actions(),
+                        address):
+        scenario_.add_output(complete=chart)
 
 
 def _charts(info, kind, server_id, actions, bounds):

@@ -29,6 +29,8 @@
   fit its workloads and contexts.
 * ``vmct_hosts``: the proxy commands of the SSH hosts (``hosts``,
   ``netperf_peer.ssh``) of the benchmark scenarios.
+* ``vmct_native_monitor``: with the ``vmct_host_monitor`` context,
+  VMCT.native_benchmark's hosts' SSH ports are in its ``native_ports``.
 
 ``vmct_kind``, ``vmct_kind_resources`` and ``vmct_access`` check a ``vmct_*``
 context's config too (its ``kind``, ``proxy_command``, ``boot_args``).
@@ -47,6 +49,7 @@ from rally_vmct.common import ssh as vmct_ssh
 from rally_vmct import opts
 from rally_vmct.task import capacity
 from rally_vmct.task.contexts import netperf_peer as peer_context
+from rally_vmct.task import host_monitor_output
 from rally_vmct.task import kinds
 from rally_vmct.task.server import session as server_session
 from rally_vmct.workloads import plan as plan_lib
@@ -80,7 +83,15 @@ def proxy_problem(template):
 
 def has_context(config, name):
     """Does the workload's config list context ``name`` (with or without @platform)?"""
-    return any(key.split("@")[0] == name for key in (config.get("contexts") or {}))
+    return context_config(config, name) is not None
+
+
+def context_config(config, name):
+    """The config of the workload's context ``name`` (with or without @platform), or None."""
+    for key, value in (config.get("contexts") or {}).items():
+        if key.split("@")[0] == name:
+            return value if isinstance(value, dict) else {}
+    return None
 
 
 def instance_scenario(cls):
@@ -433,3 +444,33 @@ class HostsValidator(validation.Validator):
             if problem:
                 self.fail("Argument '%s' is invalid: %s.proxy_command: %s"
                           % (argument, where, problem))
+
+
+@validation.configure(name="vmct_native_monitor")
+class NativeMonitorValidator(validation.Validator):
+    """With ``vmct_host_monitor``, its ``native_ports`` has the SSH port of every host.
+
+    VMCT.native_benchmark's instance is its host's sshd process tree, which the
+    context measures only on the ports it is given: without them the host cost
+    tables would have host figures only, and the comparison no native baseline.
+    """
+
+    def validate(self, context, config, plugin_cls, plugin_cfg):
+        config = config or {}
+        monitor = context_config(config, host_monitor_output.KEY)
+        hosts = config.get("args", {}).get("hosts")
+        if monitor is None or not isinstance(hosts, list):
+            return
+        ports = monitor.get(host_monitor_output.NATIVE_PORTS) or []
+        missing = ["hosts[%d] (%s port %s)" % (i, host.get("host"), vmct_ssh.spec_port(host))
+                   for i, host in enumerate(hosts)
+                   if isinstance(host, dict) and vmct_ssh.spec_port(host) not in ports]
+        if missing:
+            wanted = sorted(set(ports) | {vmct_ssh.spec_port(h) for h in hosts
+                                          if isinstance(h, dict)})
+            self.fail("Argument 'hosts': the %s context does not measure the sshd of %s (its "
+                      "%s: %s), so their host cost would have no native instance: add the "
+                      "hosts' SSH ports to that context's config, e.g. %s: {%s: %s}"
+                      % (host_monitor_output.KEY, ", ".join(missing),
+                         host_monitor_output.NATIVE_PORTS, ports, host_monitor_output.KEY,
+                         host_monitor_output.NATIVE_PORTS, wanted))

@@ -21,7 +21,9 @@ Two halves, stdlib only and no I/O of their own:
   (``memory.usage_in_bytes``, ``memory.stat``, ``cpuacct.usage``) files, and how
   an instance maps to what the host runs: the QEMU process whose command line has
   ``-uuid <server id>`` (libvirt names the domain after the instance), the Docker
-  container ``nova-<server id>`` (nova-docker's ``container.container_name``).
+  container ``nova-<server id>`` (nova-docker's ``container.container_name``); and
+  the native host's process tree: ``/proc/net/tcp`` and ``tcp6`` LISTEN sockets, the
+  ``socket:[inode]`` links of ``/proc/PID/fd``, parents and descendants.
 * **Consumer side** (the iteration's output,
   :mod:`rally_vmct.task.host_monitor_output`): the samples of a time window read
   from an agent's JSON-lines file (bisected, the file grows all task long), values
@@ -56,6 +58,9 @@ CONTAINER_PREFIX = "nova-"
 
 QEMU = "qemu"
 DOCKER = "docker"
+NATIVE = "native"
+# /proc/net/tcp's "st" column of a listening socket (TCP_LISTEN).
+TCP_LISTEN = "0A"
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -152,14 +157,18 @@ def parse_status_rss(text):
 
 
 def parse_pid_stat(text):
-    """``{"ticks": utime + stime, "start": starttime}`` (clock ticks) of ``/proc/PID/stat``.
+    """``{ticks, child_ticks, start, ppid}`` of ``/proc/PID/stat``.
 
-    The fields are counted after the ``") "`` that closes the command name
-    (which may hold spaces and parentheses).
+    ``ticks`` is utime + stime, ``child_ticks`` cutime + cstime (the children it
+    reaped), ``start`` starttime (clock ticks after boot). The fields are counted
+    after the ``") "`` that closes the command name (which may hold spaces and
+    parentheses).
     """
     rest = text[text.rindex(")") + 2:].split()
-    # rest[0] is field 3 (state): utime is field 14, stime 15, starttime 22.
-    return {"ticks": int(rest[11]) + int(rest[12]), "start": int(rest[19])}
+    # rest[0] is field 3 (state): ppid is field 4, utime 14, stime 15, cutime 16,
+    # cstime 17, starttime 22.
+    return {"ticks": int(rest[11]) + int(rest[12]), "child_ticks": int(rest[13]) + int(rest[14]),
+            "start": int(rest[19]), "ppid": int(rest[1])}
 
 
 def parse_proc_cgroup(text):
@@ -304,6 +313,79 @@ def container_server_id(name, prefix=CONTAINER_PREFIX):
         return None
     value = name[len(prefix):]
     return value if _UUID_RE.match(value) else None
+
+
+def native_id(port):
+    """The instance id of the native host's process tree listening on TCP ``port``."""
+    return "%s:%d" % (NATIVE, port)
+
+
+def native_port(instance_id):
+    """The TCP port of a :func:`native_id`, or None (a server id)."""
+    kind, sep, port = str(instance_id).partition(":")
+    return int(port) if kind == NATIVE and sep and port.isdigit() else None
+
+
+def parse_listening_inodes(text, port):
+    """Inodes of the sockets of ``/proc/net/tcp`` (or ``tcp6``) that listen on ``port``.
+
+    Any local address: a server bound to 127.0.0.1 and one bound to all addresses
+    are both the port's listener.
+    """
+    found = set()
+    for line in text.splitlines()[1:]:
+        words = line.split()
+        if len(words) < 10 or words[3] != TCP_LISTEN:
+            continue
+        try:
+            local_port, inode = int(words[1].rpartition(":")[2], 16), int(words[9])
+        except ValueError:
+            continue
+        if local_port == port and inode:
+            found.add(inode)
+    return found
+
+
+def socket_inode(link):
+    """The inode of a ``/proc/PID/fd/N`` link to a socket (``socket:[123]``), or None."""
+    match = re.match(r"^socket:\[(\d+)\]$", link)
+    return int(match.group(1)) if match else None
+
+
+def tree_roots(holders, parents):
+    """The listeners among the processes that hold a listening socket, sorted.
+
+    A holder whose parent holds one too (a forked worker that kept the socket) is
+    inside its parent's tree, not a root of its own.
+    """
+    return sorted(pid for pid in holders if parents.get(pid) not in holders)
+
+
+def process_tree(parents, roots, skip=()):
+    """``roots`` and all their descendants (pids), from ``{pid: ppid}``.
+
+    The subtrees of the processes in ``skip`` are left out (the monitor's own
+    SSH session when it runs under the listener it measures).
+    """
+    children = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(child for child in children.get(pid, ()) if child not in skip)
+    return found
+
+
+def ancestors(parents, pid):
+    """``pid`` and its ancestors, from ``{pid: ppid}`` (up to the first one not in it)."""
+    chain = []
+    while pid in parents and pid not in chain:
+        chain.append(pid)
+        pid = parents[pid]
+    return chain
 
 
 # -- consumer side: samples of a window --------------------------------------------
@@ -570,7 +652,8 @@ def summarize(samples, phase_list, server_id=None):
 
     :param samples: the agent's sample dicts (time order; :func:`read_window`)
     :param phase_list: :func:`phases`
-    :param server_id: the instance whose process or container is summarized too
+    :param server_id: the instance whose process, container or process tree is
+        summarized too (a server id, or :func:`native_id`)
 
     Keys: ``seconds``; host ``host_cpu_s`` (busy CPU seconds, all CPUs), the
     fractions ``user``, ``system``, ``iowait``, ``steal`` (None when no CPU time

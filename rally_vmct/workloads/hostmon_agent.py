@@ -24,11 +24,13 @@ By hand, from a source tree: ``python3 rally_vmct/workloads/hostmon_agent.py
 between disk usage walks; ``--docker-socket PATH`` (/var/run/docker.sock; ""
 for none); ``--container-prefix P`` (nova-: containers named P + server id);
 ``--server ID`` (repeatable) only these instances (default every
-Nova instance found); ``--watch-stdin`` exit when stdin is closed (the bytes
-read are ignored); ``--parent-pid PID`` exit when the agent's parent is no
-longer PID (it died: the agent was reparented); ``--exit-with-parent`` the
-same with the parent it has when it starts; ``--count N`` / ``--duration S``
-stop after N samples or S seconds. It also exits when stdout is closed.
+Nova instance found); ``--native-port PORT`` (repeatable) also the native
+host's process tree listening on TCP PORT (below); ``--watch-stdin`` exit
+when stdin is closed (the bytes read are ignored); ``--parent-pid PID`` exit
+when the agent's parent is no longer PID (it died: the agent was reparented);
+``--exit-with-parent`` the same with the parent it has when it starts;
+``--count N`` / ``--duration S`` stop after N samples or S seconds. It also
+exits when stdout is closed.
 
 Output: first ``{"t", "type": "start", "host", "hz", "ncpu", "cgroup",
 "docker", ...}``, then per sample ``{"t", "type": "sample", "hz", "ncpu", "cpu":
@@ -41,11 +43,26 @@ allocated bytes) or the running Docker container ``nova-<server id>`` found
 through the engine's API on its socket (``kind: docker``: ``cgroup``,
 ``anon``, ``file`` of its memory cgroup, ``pss``/``rss`` summed over its
 processes, ``cpu`` of its cpu cgroup, ``disk`` the allocated bytes of its
-writable layer). ``cpu`` is in seconds and counts on across restarts (a
-reboot's new QEMU process or container cgroup); ``born`` is when the first
-process the agent saw started (epoch), where ``cpu`` was 0; ``pid`` the QEMU
-or container init process. Times are this host's epoch seconds. Run as root
-(or as the user running QEMU): other users' smaps_rollup are unreadable.
+writable layer). With ``--native-port PORT``, instance ``native:PORT``
+(``kind: native``) is what a bare process set costs the host: the process
+holding the socket that listens on TCP PORT (IPv4 or IPv6, any address; found
+through /proc/net/tcp, tcp6 and the ``socket:[inode]`` links of /proc/PID/fd),
+e.g. the native host's sshd, with all its descendants (SSH sessions and what
+they run: sysbench, netperf), found again when the socket or the process
+changes. ``pss`` and ``rss`` are summed over that tree (smaps_rollup; RSS counts
+shared pages once per process, PSS shares them out), ``cpu`` is utime + stime
++ cutime + cstime of its live processes (a child reaped inside the tree moves
+its time into its parent's cutime, so it stays counted), ``processes`` their
+number; no ``disk`` (a bare host has no instance directory). A daemon that
+leaves the tree (netserver detaching) is not counted from then on, and the
+agent's own SSH session under that listener never is. ``cpu`` is in seconds and
+counts on across restarts (a reboot's new QEMU process or container cgroup, a
+restarted listener) and never goes down (a process leaving a native tree keeps
+what it used); ``born`` is when the first process the agent saw started
+(epoch), where ``cpu`` was 0; ``pid`` the QEMU or container init process or the
+listener. Times are this host's epoch seconds. Run as root (or as the user
+running QEMU or the listener): other users' smaps_rollup and fd links are
+unreadable.
 """
 
 import argparse
@@ -188,6 +205,8 @@ class Instance:
         self.seen = None
         self.container = None
         self.cgroups = {}
+        self.roots = ()         # native: the listeners' (pid, start)
+        self.sockets = None     # native: the listening sockets' inodes
         self.disk_path = None
         self.disk = None
         self.disk_at = None
@@ -197,12 +216,15 @@ class Instance:
 
         A new incarnation's counter starts again from 0 (a new QEMU process);
         with ``always_reset`` False it is taken to go on unless it went down (a
-        container cgroup that outlived a restart).
+        container cgroup that outlived a restart). A counter that goes down
+        within an incarnation (a process left a native tree) keeps the total.
         """
         if key != self.key:
             if self.key is not None and (always_reset or seconds < self.last):
                 self.base += self.last
             self.key = key
+        elif seconds < self.last:
+            self.base += self.last - seconds
         self.last = seconds
         return self.base + seconds
 
@@ -213,13 +235,15 @@ class Sampler:
     :param root: prefix of every path read (tests: a fake tree)
     :param docker: :class:`DockerAPI` or None
     :param servers: server ids to follow (default: every instance found)
+    :param native_ports: TCP ports whose listener's process tree is followed too
     """
 
     def __init__(self, root="", docker=None, servers=None, disk_interval=10.0,
-                 clock=time.time, hz=None, ncpu=None):
+                 clock=time.time, hz=None, ncpu=None, native_ports=()):
         self.root = root
         self.docker = docker
         self.servers = set(servers) if servers else None
+        self.native_ports = list(native_ports)
         self.disk_interval = disk_interval
         self.clock = clock
         self.hz = hz or os.sysconf("SC_CLK_TCK")
@@ -261,29 +285,81 @@ class Sampler:
         return {"t": self.clock(), "type": "start", "version": VERSION,
                 "host": socket.gethostname(), "kernel": platform.release(),
                 "python": platform.python_version(), "pid": os.getpid(), "hz": self.hz,
-                "ncpu": self.ncpu, "cgroup": self.cgroup_mode(), "docker": docker}
+                "ncpu": self.ncpu, "cgroup": self.cgroup_mode(), "docker": docker,
+                "native_ports": self.native_ports}
 
     # -- finding instances --------------------------------------------------------
 
     def wanted(self, server_id):
         return self.servers is None or server_id in self.servers
 
+    def pids(self):
+        try:
+            return [int(name) for name in os.listdir(self.root + "/proc") if name.isdigit()]
+        except OSError as e:
+            self.error("listing /proc: %s" % e)
+            return []
+
     def qemu_processes(self):
         """``{server id: (pid, command line)}`` of the QEMU processes with ``-uuid``."""
         found = {}
-        try:
-            pids = [name for name in os.listdir(self.root + "/proc") if name.isdigit()]
-        except OSError as e:
-            self.error("listing /proc: %s" % e)
-            return found
-        for pid in pids:
-            cmdline = self.read("/proc/%s/cmdline" % pid, binary=True, default=b"")
+        for pid in self.pids():
+            cmdline = self.read("/proc/%d/cmdline" % pid, binary=True, default=b"")
             if b"-uuid" not in cmdline:
                 continue
             server_id = hostmon.qemu_server_id(cmdline)
             if server_id and self.wanted(server_id):
-                found[server_id] = (int(pid), cmdline)
+                found[server_id] = (pid, cmdline)
         return found
+
+    def process_table(self):
+        """``{pid: parse_pid_stat}`` of every process: what native trees are made of."""
+        table = {}
+        for pid in self.pids():
+            try:
+                table[pid] = self.process_start(pid)
+            except (OSError, ValueError, IndexError):
+                continue        # gone meanwhile
+        return table
+
+    def listening_inodes(self, port):
+        """Inodes of the TCP sockets (IPv4 and IPv6) listening on ``port``."""
+        found = set()
+        for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+            found |= hostmon.parse_listening_inodes(self.read(path, default=""), port)
+        return found
+
+    def fd_links(self, pid):
+        """Where the file descriptors of ``pid`` point (none: gone, or another user's)."""
+        fd_dir = "%s/proc/%d/fd" % (self.root, pid)
+        try:
+            names = os.listdir(fd_dir)
+        except OSError:
+            return
+        for name in names:
+            try:
+                yield os.readlink(fd_dir + "/" + name)
+            except OSError:
+                continue        # closed meanwhile
+
+    def socket_holders(self, pids, inodes):
+        """The processes among ``pids`` with a file descriptor on one of the sockets ``inodes``."""
+        return {pid for pid in pids if inodes and any(
+            hostmon.socket_inode(link) in inodes for link in self.fd_links(pid))}
+
+    def native_roots(self, inst, port, table, parents):
+        """The listeners on ``port`` (pids), looked for again when its sockets or they changed.
+
+        Walking every process's file descriptors is the costly part, so it is not
+        done every sample; again while a socket has no holder found (the process
+        that opened it may have started after the process table was read).
+        """
+        inodes = self.listening_inodes(port)
+        alive = all(table.get(pid, {}).get("start") == start for pid, start in inst.roots)
+        if inodes != inst.sockets or not alive or (inodes and not inst.roots):
+            roots = hostmon.tree_roots(self.socket_holders(table, inodes), parents)
+            inst.sockets, inst.roots = inodes, tuple((pid, table[pid]["start"]) for pid in roots)
+        return [pid for pid, _ in inst.roots]
 
     def containers(self):
         """``{server id: container id}`` from the Docker engine (empty without one)."""
@@ -348,7 +424,8 @@ class Sampler:
             usage, stat = hostmon.cgroup_memory_files(version)
             entry.update(hostmon.cgroup_memory(version, self.read(path + "/" + usage),
                                                self.read(path + "/" + stat, default="")))
-            entry.update(self._processes_memory(path))
+            entry.update(self._processes_memory(
+                self.read(path + "/cgroup.procs", default="").split()))
         cpu = inst.cgroups.get("cpuacct")
         if cpu:
             version, path = cpu
@@ -356,6 +433,32 @@ class Sampler:
                 version, self.read(path + "/" + hostmon.cgroup_cpu_file(version)))
             entry["cpu"] = round(inst.count_cpu(inst.start, seconds, always_reset=False), 3)
         entry["disk"] = self.disk(inst, now)
+        return entry
+
+    def measure_native(self, instance_id, port, table):
+        """The process tree of the listener on TCP ``port``: memory and CPU summed over it."""
+        inst = self.known.setdefault(instance_id, Instance(hostmon.NATIVE))
+        parents = {pid: stat["ppid"] for pid, stat in table.items()}
+        roots = self.native_roots(inst, port, table, parents)
+        if not roots:
+            self.error("%s: nothing listens on TCP port %d" % (instance_id, port)
+                       if not inst.sockets else
+                       "%s: no process the agent can read holds the socket listening on TCP "
+                       "port %d (run the agent as root)" % (instance_id, port))
+            return None
+        skip = set(hostmon.ancestors(parents, os.getpid())) - set(roots)
+        tree = hostmon.process_tree(parents, roots, skip)
+        first = min(roots, key=lambda pid: table[pid]["start"])
+        start = table[first]["start"]
+        if inst.born is None:
+            inst.born = self.btime + start / self.hz
+        # A new first listener (restarted) starts again from 0; another listener
+        # coming or going is the same incarnation, whose count never goes down.
+        ticks = sum(table[pid]["ticks"] + table[pid]["child_ticks"] for pid in tree)
+        entry = {"kind": hostmon.NATIVE, "pid": first, "born": inst.born,
+                 "processes": len(tree),
+                 "cpu": round(inst.count_cpu((first, start), ticks / self.hz), 3)}
+        entry.update(self._processes_memory(tree))
         return entry
 
     def _alive(self, inst):
@@ -377,11 +480,10 @@ class Sampler:
                 self.error("no %s cgroup for pid %d" % (controller, pid))
         return found
 
-    def _processes_memory(self, cgroup_path):
-        """``{pss, rss}`` summed over the processes of a memory cgroup."""
+    def _processes_memory(self, pids):
+        """``{pss, rss}`` summed over processes (those gone meanwhile left out)."""
         pss = rss = 0
-        procs = self.read(cgroup_path + "/cgroup.procs", default="")
-        for pid in procs.split():
+        for pid in pids:
             try:
                 memory = self.process_memory(int(pid))
             except (OSError, ValueError):
@@ -400,6 +502,9 @@ class Sampler:
             self._measure(instances, server_id, self.measure_qemu, pid, cmdline, t)
         for server_id, container_id in self.containers().items():
             self._measure(instances, server_id, self.measure_docker, container_id, t)
+        table = self.process_table() if self.native_ports else {}
+        for port in self.native_ports:
+            self._measure(instances, hostmon.native_id(port), self.measure_native, port, table)
         for server_id, inst in list(self.known.items()):
             if server_id in instances:
                 inst.seen = t
@@ -472,6 +577,13 @@ def run(sampler, out, interval=1.0, count=None, duration=None, stdin_fd=None,
         return 0
 
 
+def tcp_port(text):
+    port = int(text)
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError("%s is not a TCP port (1-65535)" % text)
+    return port
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="hostmon_agent",
                                      description="Sample a compute host's instances.")
@@ -480,6 +592,7 @@ def parse_args(argv):
     parser.add_argument("--docker-socket", default=DEFAULT_SOCKET)
     parser.add_argument("--container-prefix", default=hostmon.CONTAINER_PREFIX)
     parser.add_argument("--server", action="append", default=[])
+    parser.add_argument("--native-port", type=tcp_port, action="append", default=[])
     parser.add_argument("--watch-stdin", action="store_true")
     parser.add_argument("--parent-pid", type=int)
     parser.add_argument("--exit-with-parent", action="store_true")
@@ -496,7 +609,8 @@ def main(argv=None):
     docker = None
     if args.docker_socket:
         docker = DockerAPI(args.docker_socket, prefix=args.container_prefix)
-    sampler = Sampler(docker=docker, servers=args.server, disk_interval=args.disk_interval)
+    sampler = Sampler(docker=docker, servers=args.server, disk_interval=args.disk_interval,
+                      native_ports=args.native_port)
     stdin_fd = sys.stdin.fileno() if args.watch_stdin else None
     try:
         return run(sampler, sys.stdout, args.interval, args.count, args.duration,

@@ -126,9 +126,24 @@ def start_netserver(execute, port=netperf.DEFAULT_CONTROL_PORT, timeout=30, list
                    timeout)
 
 
+def _clip(text, size=400):
+    """``text``, its middle elided past ``size`` characters.
+
+    A failed call (``rc`` None) says what failed first and why last ("SSHError: Connection
+    to ... lost while running '<the command>': <cause>"): a long command must push neither out.
+    """
+    if len(text) <= size:
+        return text
+    half = (size - 5) // 2
+    return text[:half] + " ... " + text[-half:]
+
+
 def _error(workload, step, rc, out, err, workdir, fileio_fs):
+    detail = (err or out).strip()
+    # a tool's own error output ends with its cause
+    detail = _clip(detail) if rc is None else detail[-400:]
     how = "failed" if rc is None else "exited %s" % rc
-    text = "%s %s %s: %s" % (workload.label, step.command, how, (err or out).strip()[-400:])
+    text = "%s %s %s: %s" % (workload.label, step.command, how, detail)
     if workload.direct and storage.direct_refused(out + err):
         text += " -- " + storage.direct_refused_hint(workdir, fileio_fs)
     return text

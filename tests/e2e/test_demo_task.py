@@ -20,6 +20,23 @@ E2E_DIR = os.environ.get("VMCT_E2E_DIR")
 needs_e2e = unittest.skipUnless(E2E_DIR, "VMCT_E2E_DIR not set (run tools/test-stages/50-e2e)")
 
 
+DENSITY = "VMCT.density"
+
+
+def scenario_name(workload):
+    scenario = workload.get("scenario")
+    return list(scenario)[0] if isinstance(scenario, dict) else workload.get("name")
+
+
+def scenario_args(workload):
+    scenario = workload.get("scenario")
+    return list(scenario.values())[0] if isinstance(scenario, dict) else workload.get("args")
+
+
+def complete_output(iteration, title):
+    return [c for c in iteration["output"]["complete"] if c["title"] == title]
+
+
 def load(name):
     with open(os.path.join(E2E_DIR, name)) as f:
         return json.load(f) if name.endswith(".json") else f.read().strip()
@@ -34,7 +51,8 @@ class E2ETest(unittest.TestCase):
         cls.expected = load("expected.json")
 
 
-class DemoTaskTest(E2ETest):
+class TaskTest(E2ETest):
+    """The demo task's report: ``task`` and its ``workloads``."""
 
     @classmethod
     def setUpClass(cls):
@@ -44,14 +62,23 @@ class DemoTaskTest(E2ETest):
         cls.task = [t for t in cls.report["tasks"] if t["uuid"] == cls.uuid][0]
         cls.workloads = [w for s in cls.task["subtasks"] for w in s["workloads"]]
 
+
+class DemoTaskTest(TaskTest):
+
     def test_task_finished(self):
         self.assertEqual("finished", self.task["status"])
 
     def test_every_workload_ran(self):
-        self.assertEqual(self.expected["workloads"], len(self.workloads))
-        for w in self.workloads:
-            name = list(w["scenario"])[0] if isinstance(w["scenario"], dict) else w["name"]
-            self.assertEqual(self.expected["times"], len(w["data"]), name)
+        # the small density run per instance kind runs once; expected.json counts the others
+        density = [w for w in self.workloads if scenario_name(w) == DENSITY]
+        others = [w for w in self.workloads if scenario_name(w) != DENSITY]
+        self.assertEqual(self.expected["workloads"], len(others))
+        for w in others:
+            self.assertEqual(self.expected["times"], len(w["data"]), scenario_name(w))
+        kinds = [k for k in self.expected["kinds"] if k != "native"]
+        self.assertEqual(len(kinds), len(density))
+        for w in density:
+            self.assertEqual(1, len(w["data"]))
 
     def test_no_failed_iteration(self):
         for w in self.workloads:
@@ -113,6 +140,54 @@ class DemoTaskTest(E2ETest):
         self.assertGreater(len(html), 10000)
         self.assertIn("NovaServers.boot_and_delete_server", html)
         self.assertNotIn('src="http', html)  # --html-static: no external scripts
+
+
+class DensityTest(TaskTest):
+    """The small density run per kind: its target or a first failure, memory per instance."""
+
+    def density(self):
+        """{kind: (args, iteration)} of the density runs of the instance kinds."""
+        found = {}
+        for w in self.workloads:
+            kind = scenario_args(w)["kind"]["name"] if scenario_name(w) == DENSITY else None
+            if kind in self.expected["kinds"]:
+                found[kind] = (scenario_args(w), w["data"][0])
+        return found
+
+    def test_target_or_first_failure_with_its_reason(self):
+        for kind, (args, iteration) in self.density().items():
+            [limit] = complete_output(iteration, kind + ": density limit")
+            [[reached, target, why, reason]] = limit["data"]["rows"]
+            self.assertEqual(args["max_servers"], target, kind)
+            if why == "target reached":
+                self.assertEqual(target, reached, kind)
+            else:
+                self.assertEqual("first failure", why, kind)
+                self.assertGreaterEqual(reached, 1, kind)
+                self.assertTrue(reason, kind)
+            steps = [a["name"] for a in iteration["atomic_actions"]]
+            self.assertEqual("vmct.density.delete_all", steps[-1], kind)
+
+    def test_boot_time_and_memory_per_instance(self):
+        for kind, (_, iteration) in self.density().items():
+            [table] = complete_output(iteration, kind + ": density")
+            cols, rows = table["data"]["cols"], table["data"]["rows"]
+            records = [dict(zip(cols, row)) for row in rows]
+            self.assertTrue(records, kind)
+            for record in records:
+                self.assertGreater(record["boot to reachable [s]"], 0, kind)
+                # the host monitor (this machine) sees every instance of the kind
+                self.assertEqual(record["instances"], record["instances found on the hosts"])
+                self.assertGreater(record["PSS per instance [MiB]"], 1, kind)
+
+    def test_density_curve_per_kind_on_the_comparison(self):
+        data = load("comparison.json")
+        curves = {c["metric"]: c for c in data["density"]["curves"]}
+        self.assertTrue(self.density())
+        for metric in ("boot to reachable [s]", "PSS per instance [MiB]"):
+            kinds = [e["kind"] for e in curves[metric]["kinds"]]
+            for kind in self.density():
+                self.assertIn(kind, kinds, metric)
 
 
 class NoLeakTest(E2ETest):
@@ -214,6 +289,18 @@ class ComparisonExportTest(E2ETest):
                       if g["kind"] == kind and g["n"] and g["mean"] > 0}
             for tool in ("sysbench cpu", "sysbench memory", "sysbench fileio", "netperf"):
                 self.assertTrue([g for g in groups if tool in g], (kind, tool, sorted(groups)))
+
+    def test_host_memory_per_instance_against_native(self):
+        """The benchmark phase's instance PSS: the guest, the container, native's sshd tree."""
+        [pss] = [h for h in self.data["host_cost"] if h["group"] == "host cost: benchmark"
+                 and h["metric"] == "instance PSS, mean"]
+        self.assertEqual("native", pss["baseline_kind"])
+        self.assertEqual(sorted(self.expected["kinds"]), sorted(pss["kinds"]))
+        for kind, cell in pss["kinds"].items():
+            self.assertEqual(self.expected["times"], cell["n"], kind)
+            self.assertGreater(cell["mean"], 1, kind)       # MiB: an sshd alone is about 3
+            if kind != "native":
+                self.assertIsNotNone(cell["ratio"], kind)
 
     def test_page_and_siblings_written(self):
         with open(os.path.join(E2E_DIR, "comparison.html")) as f:

@@ -2,7 +2,9 @@
 
 A real sshd on a loopback port is the "bare-metal host"; netserver is started by the
 scenario itself over SSH (netperf_peer.ssh) on another free loopback port. Rally runs
-with its own DB in a temp dir and an empty env: no cloud involved.
+with its own DB in a temp dir and an empty env: no cloud involved. With the
+vmct_host_monitor context measuring that sshd (native_ports), the iterations' host cost
+tables and the comparison export have native's rows.
 """
 
 import json
@@ -17,12 +19,13 @@ from tests.functional import rally_home
 from tests.functional import sshd
 
 
-def write_task(path, args, times=2, concurrency=1):
+def write_task(path, args, times=2, concurrency=1, contexts=None):
     task = {"version": 2, "title": "native", "subtasks": [{
         "title": "native baseline",
         "workloads": [{"scenario": {"VMCT.native_benchmark": args},
                        "runner": {"constant": {"times": times,
                                                "concurrency": concurrency}},
+                       "contexts": contexts or {},
                        "sla": {"failure_rate": {"max": 0}}}]}]}
     with open(path, "w") as f:
         json.dump(task, f)
@@ -111,6 +114,56 @@ class NativeBenchmarkTestCase(testtools.TestCase):
             html = f.read()
         self.assertIn("native: sysbench cpu [events/s]", html)
         self.assertIn("vmct.sysbench_fileio_rndrd_direct", html)
+
+    def test_host_monitor_measures_the_sshd_tree(self):
+        args = {"hosts": [self.host()], "workloads": [{"sysbench": "cpu", "time": 2}]}
+        monitor = {"hosts": ["local"], "interval": 0.5, "docker_socket": None}
+        path = os.path.join(self.home.path, "task.json")
+        proc = self.home.rally("task", "validate", write_task(
+            path, args, contexts={"vmct_host_monitor": monitor}), check=False)
+        self.assertNotEqual(0, proc.returncode, proc.stdout)
+        self.assertIn("the vmct_host_monitor context does not measure the sshd of hosts[0] "
+                      "(127.0.0.1 port %d)" % self.server.port, proc.stdout)
+        self.assertIn("e.g. vmct_host_monitor: {native_ports: [%d]}" % self.server.port,
+                      proc.stdout)
+        monitor["native_ports"] = [self.server.port]
+        self.home.rally("task", "start", write_task(path, args, times=2,
+                                                    contexts={"vmct_host_monitor": monitor}))
+        with open("/proc/%d/stat" % self.server.process.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        # all the sshd's sessions ever: its own CPU time and its reaped children's
+        sshd_cpu = sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        (workload,) = self.home.workloads()
+        in_iterations = 0.0
+        for iteration in workload["data"]:
+            complete = {c["title"]: c for c in iteration["output"]["complete"]}
+            self.assertIn("native: instance memory and disk on local [MiB]", complete)
+            table = complete["native: host cost by phase on local"]["data"]
+            rows = {row[0]: dict(zip(table["cols"], row)) for row in table["rows"]}
+            benchmark = rows["benchmark"]
+            print("native benchmark phase: instance CPU %s s (host %s s), PSS mean %s MiB, "
+                  "RSS max %s MiB" % (benchmark["instance CPU [CPU s]"],
+                                      benchmark["host CPU [CPU s]"],
+                                      benchmark["instance PSS, mean [MiB]"],
+                                      benchmark["instance RSS, max [MiB]"]))
+            # sysbench keeps a CPU busy for 2 s: a share of it even on a loaded host
+            self.assertGreater(benchmark["instance CPU [CPU s]"], 0.2)
+            self.assertLessEqual(benchmark["instance CPU [CPU s]"],
+                                 benchmark["host CPU [CPU s]"] + 0.05)
+            self.assertGreater(benchmark["instance PSS, mean [MiB]"], 1)
+            in_iterations += rows["iteration"]["instance CPU [CPU s]"]
+        print("sshd tree CPU: %.2f s in the iterations, %.2f s in all"
+              % (in_iterations, sshd_cpu))
+        self.assertLessEqual(in_iterations, sshd_cpu + 0.05)
+        out = os.path.join(self.home.path, "cmp.json")
+        self.home.rally("task", "export", "--type", "vmct-comparison-json", "--to", out)
+        with open(out) as f:
+            groups = json.load(f)["groups"]
+        native = {g["metric"]: g for g in groups
+                  if g["kind"] == "native" and g["group"] == "host cost: benchmark"}
+        self.assertEqual({"host CPU (all CPUs, busy)", "instance CPU", "instance PSS, mean"},
+                         set(native))
+        self.assertEqual(2, native["instance PSS, mean"]["n"])
 
     def test_refused_login_fails_the_iteration_clearly(self):
         other_key = self.useFixture(sshd.SSHServer()).key_file

@@ -23,6 +23,7 @@ import json
 
 from rally.common import logging
 from rally.common import utils as rally_utils
+from rally.common import validation
 from rally.task import scenario as rally_scenario
 from rally_openstack.common import osclients
 
@@ -56,6 +57,16 @@ def config_schema(**properties):
     props.update(properties)
     return {"type": "object", "$schema": consts.JSON_SCHEMA, "properties": props,
             "required": ["kind"], "additionalProperties": False}
+
+
+def kind_context(cls):
+    """The validators every context that boots a helper server of a kind has."""
+    for name, kwargs in (("required_platform", {"platform": "openstack", "users": True}),
+                         ("vmct_kind", {}),
+                         ("vmct_access", {}),
+                         ("vmct_kind_resources", {})):
+        cls = validation.add(name, **kwargs)(cls)
+    return cls
 
 
 class HelperError(RuntimeError):

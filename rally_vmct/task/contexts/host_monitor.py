@@ -35,7 +35,8 @@ from rally_vmct.workloads import hostmon_agent
 LOG = logging.getLogger(__name__)
 
 KEY = host_monitor_output.KEY
-LOCAL = "local"
+NATIVE_PORTS = host_monitor_output.NATIVE_PORTS
+LOCAL = host_monitor_output.LOCAL
 
 # "local", or a Host spec. One schema for both (string keywords apply to strings, object
 # keywords to objects) rather than oneOf, so an error names its path from "hosts" on.
@@ -75,6 +76,8 @@ def agent_args(config, parent):
     args = ["--interval", str(config["interval"]),
             "--disk-interval", str(config["disk_interval"]),
             "--docker-socket", config["docker_socket"] or "", "--watch-stdin"]
+    for port in config.get(NATIVE_PORTS) or ():
+        args += ["--native-port", str(port)]
     return args + (["--parent-pid", str(parent)] if parent else ["--exit-with-parent"])
 
 
@@ -101,10 +104,11 @@ def launch(spec, config):
 class Sampler:
     """One host's sampler process, writing its JSON lines to ``path``."""
 
-    def __init__(self, name, path, process):
+    def __init__(self, name, path, process, address=LOCAL):
         self.name = name
         self.path = path
         self.process = process
+        self.address = address      # "local" or the spec's host: which machine it samples
 
     @classmethod
     def start(cls, spec, config, directory, index):
@@ -116,7 +120,7 @@ class Sampler:
             # stops the sampler, not the sampler first.
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out, stderr=err,
                                        start_new_session=True)
-        sampler = cls(name, base + ".jsonl", process)
+        sampler = cls(name, base + ".jsonl", process, LOCAL if spec == LOCAL else spec["host"])
         try:
             process.stdin.write(first)
             process.stdin.flush()
@@ -193,6 +197,15 @@ class HostMonitor(context.OpenStackContext):
     disk. With concurrency above 1 the host figures include the other
     iterations' instances.
 
+    The bare-metal baseline: with native_ports, each host's sampler also
+    follows, as instance "native:<port>", the process listening on each of
+    these TCP ports with all its descendants, e.g. the sshd that
+    VMCT.native_benchmark logs in to and the sessions, sysbench and netperf it
+    runs: their PSS, RSS and CPU time summed (what a bare process set costs).
+    VMCT.native_benchmark then adds the same charts and phase table for its
+    host (kind: its ``kind`` argument), and its validator asks for the port
+    of each of its hosts here.
+
     Config: hosts (default ["local"]: the Rally host itself, e.g. the all-in-one
     cloud): "local", or {host, port (22), user (root), key_file or password,
     proxy_command (OpenSSH ProxyCommand syntax, default [vmct]
@@ -201,10 +214,13 @@ class HostMonitor(context.OpenStackContext):
     QEMU processes' /proc files (root). interval (1.0 s), disk_interval (10.0
     s), docker_socket (/var/run/docker.sock; null for none: the Docker engine's
     API, read without the docker CLI), start_timeout (60 s for every host's
-    first sample). Samples go to JSON-lines files in a temporary directory,
-    context["vmct_host_monitor"] = {interval, hosts: [{name, path}]}. Cleanup
-    closes the samplers' stdin (they, and a remote agent, exit when it closes
-    or when the Rally process is gone), stops any left and removes the directory.
+    first sample), native_ports (none: TCP ports whose listener's process tree
+    is measured, e.g. [22] or the native target's port). Samples go to
+    JSON-lines files in a temporary directory, context["vmct_host_monitor"] =
+    {interval, native_ports, hosts: [{name, address ("local" or the spec's
+    host), path}]}. Cleanup closes the samplers' stdin (they, and a remote
+    agent, exit when it closes or when the Rally process is gone), stops any
+    left and removes the directory.
     """
 
     CONFIG_SCHEMA = {
@@ -217,11 +233,14 @@ class HostMonitor(context.OpenStackContext):
             "disk_interval": {"type": "number", "minimum": 0},
             "docker_socket": {"type": ["string", "null"], "minLength": 1},
             "start_timeout": {"type": "number", "minimum": 1},
+            NATIVE_PORTS: {"type": "array", "minItems": 1, "uniqueItems": True,
+                           "items": {"type": "integer", "minimum": 1, "maximum": 65535}},
         },
         "additionalProperties": False,
     }
     DEFAULT_CONFIG = {"hosts": [LOCAL], "interval": 1.0, "disk_interval": 10.0,
-                      "docker_socket": hostmon_agent.DEFAULT_SOCKET, "start_timeout": 60.0}
+                      "docker_socket": hostmon_agent.DEFAULT_SOCKET, "start_timeout": 60.0,
+                      NATIVE_PORTS: []}
     # Seconds (plus two intervals) a sampler has to exit once its stdin is closed.
     stop_grace = 5.0
 
@@ -238,7 +257,9 @@ class HostMonitor(context.OpenStackContext):
             self._stop()
             raise
         self.context[KEY] = {"interval": self.config["interval"],
-                             "hosts": [{"name": s.name, "path": s.path} for s in self._samplers]}
+                             NATIVE_PORTS: list(self.config[NATIVE_PORTS]),
+                             "hosts": [{"name": s.name, "address": s.address, "path": s.path}
+                                       for s in self._samplers]}
         LOG.info("%s: sampling %s every %s s into %s" % (
             KEY, ", ".join(s.name for s in self._samplers), self.config["interval"], self._dir))
 

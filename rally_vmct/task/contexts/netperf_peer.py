@@ -12,7 +12,6 @@
 """``vmct_netperf_peer``: one netserver instance per tenant for the netperf workloads."""
 
 from rally.common import logging
-from rally.common import validation
 from rally_openstack.task import context
 
 from rally_vmct.task.contexts import helper_server
@@ -30,10 +29,7 @@ PEER_INSTANCE = "instance"
 PEER_NONE = "none"
 
 
-@validation.add("vmct_kind_resources")
-@validation.add("vmct_access")
-@validation.add("vmct_kind")
-@validation.add("required_platform", platform="openstack", users=True)
+@helper_server.kind_context
 @context.configure(name=KEY, platform="openstack", order=520)
 class NetperfPeer(context.OpenStackContext):
     """Boot one netserver instance per tenant, the peer of VMCT.boot_and_benchmark's netperf.

@@ -14,7 +14,6 @@
 import shlex
 
 from rally.common import logging
-from rally.common import validation
 from rally_openstack.common import osclients
 from rally_openstack.task import context
 
@@ -35,10 +34,7 @@ def image_for(ctx, kind):
     return None
 
 
-@validation.add("vmct_kind_resources")
-@validation.add("vmct_access")
-@validation.add("vmct_kind")
-@validation.add("required_platform", platform="openstack", users=True)
+@helper_server.kind_context
 @context.configure(name=KEY, platform="openstack", order=510)
 class WorkloadImage(context.OpenStackContext):
     """Check that an instance kind's image has sysbench and netperf, or prepare one that has.

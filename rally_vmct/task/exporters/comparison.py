@@ -171,11 +171,12 @@ class ComparisonJSONExporter(_ComparisonExporter):
     """KVM vs Docker vs native comparison as JSON.
 
     Groups (with the quantiles' intervals), headlines, the lifecycle and its
-    quantiles per concurrency level (``scale``), reboot paths, the environment per
-    kind (every disclosed instance fact with its values and counts), warnings
-    (emulated kinds) and the seed check (each published direction: agrees,
-    disagrees or cannot tell); the fields are described in
-    :mod:`rally_vmct.task.exporters.comparison_data` (``format_version`` 4).
+    quantiles per concurrency level (``scale``), reboot paths, the host cost per
+    lifecycle phase (``host_cost``), the density curves and limits per kind
+    (``density``), the environment per kind (every disclosed instance fact with its
+    values and counts), warnings (emulated kinds) and the seed check (each published
+    direction: agrees, disagrees or cannot tell); the fields are described in
+    :mod:`rally_vmct.task.exporters.comparison_data` (``format_version`` 5).
     """
 
     def generate(self):

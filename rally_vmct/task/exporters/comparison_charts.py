@@ -75,7 +75,7 @@ def _y_scale(points, top, height):
     return ticks, lambda v: top + height - (v - lo) / (hi - lo) * height
 
 
-def _series(kind, points, unit, x_of, y):
+def _series(kind, points, unit, x_of, y, x_name="concurrency"):
     """One kind's markers (with error bar ends when SD > 0) and line."""
     markers, coords = [], []
     for c, mean, sd, n in points:
@@ -86,16 +86,17 @@ def _series(kind, points, unit, x_of, y):
         markers.append({
             "x": x, "y": y(mean),
             "low": y(mean - sd) if sd else None, "high": y(mean + sd) if sd else None,
-            "tip": "%s, concurrency %s: mean %s ± SD %s (N=%d)" % (
-                kind, c, formatting.fmt(mean, unit), formatting.fmt(sd, unit), n)})
+            "tip": "%s, %s %s: mean %s ± SD %s (N=%d)" % (
+                kind, x_name, c, formatting.fmt(mean, unit), formatting.fmt(sd, unit), n)})
     return {"markers": markers, "line": " ".join(coords) if len(coords) > 1 else None}
 
 
-def mean_sd(title, unit, series, concurrencies, colors):
+def mean_sd(title, unit, series, concurrencies, colors, x_name="concurrency"):
     """Mean ± SD against concurrency, one series per kind; None when no mean.
 
     ``series``: ``[(kind, [(concurrency, mean, sd, n), ...])]``. The kinds'
-    markers sit side by side around each concurrency's column.
+    markers sit side by side around each concurrency's column. ``x_name``: what
+    the columns are when not concurrency levels (the density's instance counts).
     """
     points = [(m, s or 0.0) for _, pts in series for _, m, s, _ in pts if m is not None]
     if not points:
@@ -110,8 +111,8 @@ def mean_sd(title, unit, series, concurrencies, colors):
     for index, (kind, pts) in enumerate(series):
         offset = (index - (len(series) - 1) / 2.0) * spread
         x_of = {c: x + offset for c, x in columns.items()}
-        drawn.append(dict(_series(kind, pts, unit, x_of, y), color=colors[kind]))
-    return {"title": title, "unit": unit, "width": WIDTH, "height": height,
+        drawn.append(dict(_series(kind, pts, unit, x_of, y, x_name), color=colors[kind]))
+    return {"title": title, "unit": unit, "width": WIDTH, "height": height, "x_name": x_name,
             "left": left, "right": WIDTH - right, "axis_y": top + ph,
             "center_x": left + pw / 2, "mid_y": top + ph / 2,
             "ticks": [{"y": y(t), "label": formatting.fmt_tick(t)} for t in ticks],

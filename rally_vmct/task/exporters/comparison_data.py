@@ -11,10 +11,11 @@
 # under the License.
 """Group Rally task results by instance kind x concurrency x metric.
 
-The data half of the ``vmct-comparison`` exporter: pure Python, no Rally import,
-so it is tested on hand-built task result dicts. :func:`compare` takes what Rally
-hands an exporter (``api.task.get(detailed=True)`` dicts) and returns plain dicts
-and lists, ready for JSON, CSV and the HTML renderer.
+The data half of the ``vmct-comparison`` exporter: pure Python, no Rally API (the
+scenarios' contract modules it reads, e.g. ``density_output``, only log through
+Rally's logging), so it is tested on hand-built task result dicts. :func:`compare`
+takes what Rally hands an exporter (``api.task.get(detailed=True)`` dicts) and returns
+plain dicts and lists, ready for JSON, CSV and the HTML renderer.
 
 Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
 
@@ -88,8 +89,18 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   (:mod:`.seed_check`); pairs the page does not compare get a comparison of their
   own, in the same Holm family.
 
+* **host cost**: the ``vmct_host_monitor`` context's per-phase tables become groups
+  of source ``host`` (:mod:`.host_cost`: host and instance CPU seconds, instance PSS
+  and container memory cgroup per phase; ``host_cost`` lists them like ``headlines``).
+* **density**: ``VMCT.density``'s tables give per kind a curve per figure against the
+  instance count, and the limits that stopped the filling (:mod:`.density_data`,
+  ``density``). Its ``vmct.density.*`` atomic actions (and the lifecycle phases nested
+  in them) are left out of the groups: booting with N servers running is not the
+  lifecycle scenarios' build.
+
 JSON format: ``format_version`` 4 added the quantile intervals (group fields,
-``methods.quantile_interval`` and ``methods.quantile_interval_min_n``) and ``scale``.
+``methods.quantile_interval`` and ``methods.quantile_interval_min_n``) and ``scale``;
+5 added ``host_cost`` and ``density`` (and groups of source ``host``).
 
 Workloads without a ``kind`` argument, a ``VMCT.`` scenario name or a contract chart
 are listed as skipped.
@@ -99,7 +110,10 @@ import collections
 import math
 import numbers
 
+from rally_vmct.task import density_output
+from rally_vmct.task.exporters import density_data
 from rally_vmct.task.exporters import environment as env_lib
+from rally_vmct.task.exporters import host_cost
 from rally_vmct.task.exporters import seed_check
 from rally_vmct.task import output
 from rally_vmct.workloads import plan as plan_lib
@@ -158,7 +172,7 @@ CHART_HEADLINES = (
 HEADLINE_ORDER = ("build", "network wait", "ssh wait", "delete", "reboot", "stop",
                   "start", "cpu", "memory", "fileio", "network")
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 IDENTITY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit")
 VARIANT_FIELDS = ("dialect", "sysbench_mode")
 # The bounds of the quantiles' intervals: p50_ci_low, p50_ci_high, ... p99_ci_high.
@@ -403,6 +417,7 @@ class Collector(object):
         self.skipped = []
         self.facts = env_lib.FactsTally()
         self.descriptions = {}   # GroupKey -> [sysbench.describe()]
+        self.density = density_data.DensityTally()
         self._titles = {}
 
     # -- collection -----------------------------------------------------------
@@ -502,7 +517,16 @@ class Collector(object):
             dialect = dialects.get(chart_kind, dialects.get(scope.kind))
             self._add_chart(ChartKey(chart_kind, group_name, unit, suffix, dialect), rows,
                             scope, produced)
+        self._add_host_cost(iteration, scope)
+        self.density.add_iteration(iteration)
         return produced
+
+    def _add_host_cost(self, iteration, scope):
+        """The host monitor's per-phase figures: a sample of a ``host`` group each."""
+        for kind, group, name, unit, value in host_cost.samples(iteration,
+                                                                scope.plain_suffix):
+            metric = Metric(host_cost.SOURCE, group, name, unit)
+            self._group(scope.key(metric, kind), True).values.append(value)
 
     def _add_facts(self, iteration):
         """Tally the iteration's facts tables; ``{kind: sysbench dialect or None}``."""
@@ -538,7 +562,8 @@ class Collector(object):
 
     def _add_actions(self, actions, scope, suffix, dialect, produced):
         """Atomic actions, nested ones too, one sample per occurrence."""
-        stack = [(action, False, True) for action in reversed(actions)]
+        stack = [(action, False, True) for action in reversed(actions)
+                 if not str(action.get("name")).startswith(density_output.ACTION_PREFIX)]
         while stack:
             action, parent_tag, top = stack.pop()
             key = ActionKey(str(action.get("name")), parent_tag, top, suffix, dialect)
@@ -681,7 +706,8 @@ class _Result(object):
                 self.have[metric][kind][concurrency] = summary
 
     def _metric_sort_key(self, metric):
-        source_rank = {SOURCE_ATOMIC: 0, SOURCE_CHART: 1, SOURCE_ITERATION: 2}
+        source_rank = {SOURCE_ATOMIC: 0, SOURCE_CHART: 1, host_cost.SOURCE: 2,
+                       SOURCE_ITERATION: 3}
         return (source_rank.get(metric.source, 3), self.c.metrics[metric]["order"])
 
     def metric_baseline(self, metric):
@@ -818,6 +844,13 @@ class _Result(object):
         order = {label: i for i, label in enumerate(HEADLINE_ORDER)}
         return sorted(chosen, key=lambda item: order[item[0]])
 
+    def host_cost_metrics(self):
+        """[(phase, Metric)] of the host monitor's figures, phase by phase."""
+        found = [(m.group[len(host_cost.GROUP_PREFIX):], m) for m in self.metrics
+                 if m.source == host_cost.SOURCE]
+        order = {phase: i for i, phase in enumerate(host_cost.PHASES)}
+        return sorted(found, key=lambda item: order.get(item[0].split(" ")[0], len(order)))
+
     def lifecycle(self):
         phases = self.lifecycle_metrics()
         rows = []
@@ -950,6 +983,8 @@ class _Result(object):
                 "skipped_workloads": self.c.skipped,
                 "metrics": metrics_out, "groups": groups_out,
                 "headlines": self._headlines(headline_metrics, row_of),
+                "host_cost": self._headlines(self.host_cost_metrics(), row_of),
+                "density": density_data.curves(self.c.density, self.kinds, self.confidence),
                 "lifecycle": self.lifecycle(), "scale": self.scale(row_of),
                 "reboot_paths": reboot_paths, "seed_check": seeds}
 

@@ -30,6 +30,7 @@ import markupsafe
 
 from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task.exporters import comparison_view as view
+from rally_vmct.task.exporters import density_data
 from rally_vmct.task.exporters import environment as env_lib
 
 PAGE = "comparison.html"
@@ -80,7 +81,10 @@ def render_csv(data):
     unit ``reboots`` and the count in ``n``. Facts rows have source ``fact``,
     group = the fact's label, metric = its key, the value in ``value`` and in
     ``n`` how many facts tables (iterations) of the kind reported it: one row
-    per distinct value.
+    per distinct value. Density rows (source ``density``): group = the curve, metric =
+    ``instances running = N`` (or ``instances already running = N``), the point's
+    statistics and ratio; limit rows (source ``density_limit``): metric = the reason,
+    its count in ``n``.
     """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -91,13 +95,14 @@ def render_csv(data):
 
 
 def _csv_lines(data):
-    """The CSV's lines as dicts: group rows, reboot path counts, fact values."""
+    """The CSV's lines as dicts: group rows, reboot path counts, density, fact values."""
     yield from data["groups"]
     for row in data["reboot_paths"]:
         for path, count in row["counts"].items():
             yield {"kind": row["kind"], "concurrency": row["concurrency"],
                    "source": "reboot_path", "group": "reboot path", "metric": path,
                    "unit": "reboots", "n": count}
+    yield from density_data.csv_lines(data["density"])
     for entry in data.get("environment") or ():
         for fact in entry["facts"]:
             for value in fact["values"] or [{"value": env_lib.NOT_RECORDED, "count": 0}]:

@@ -49,6 +49,8 @@ def page(data, generated_at=""):
             "empty": not data["groups"], "kinds": data["kinds"], "colors": colors,
             "environment": environment(data.get("environment")),
             "legend": legend(data), "headlines": headlines(data), "seeds": seeds(data),
+            "host_cost": summary_rows(data.get("host_cost") or (), data),
+            "density": density(data.get("density"), colors),
             "lifecycle": lifecycle(data["lifecycle"]), "scale": scale(data, colors),
             "reboots": reboot_paths(data["reboot_paths"]),
             "metrics": metric_sections(data, colors),
@@ -140,9 +142,14 @@ def legend(data):
 
 def headlines(data):
     """The summary table's rows: a cell per kind (None where it has no group)."""
+    return summary_rows(data["headlines"], data)
+
+
+def summary_rows(entries, data):
+    """Rows of a summary-like table (headlines, host cost): a cell per kind or None."""
     alpha = data["methods"]["alpha"]
     rows = []
-    for row in data["headlines"]:
+    for row in entries:
         rows.append({"category": row["category"], "label": row["label"],
                      "hint": _HINTS.get(row["direction"]), "unit": row["unit"],
                      "concurrency": row["concurrency"],
@@ -270,6 +277,34 @@ def _quantile_cell(level, field, pct, min_n):
             "a %d %% %s bound of %s needs N ≥ %d (here N = %d)"
             % (pct, word, field, min_n[side], level["n"]))
     return cell
+
+
+def density(data, colors):
+    """The density section: per curve a mean ± SD chart and table; the limits; None if none."""
+    if not data or not (data["curves"] or data["limits"]):
+        return None
+    return {"curves": [_density_curve(index, curve, colors)
+                       for index, curve in enumerate(data["curves"])],
+            "limits": [{"kind": e["kind"], "iterations": e["iterations"],
+                        "limits": ", ".join("%s: %d" % item for item in e["limits"].items()),
+                        "reasons": ["%s (%d×)" % item for item in e["reasons"].items()]}
+                       for e in data["limits"]]}
+
+
+def _density_curve(index, curve, colors):
+    series = [(e["kind"], [(p["x"], p["mean"], p["sd"], p["n"]) for p in e["points"]])
+              for e in curve["kinds"]]
+    xs = sorted({p["x"] for e in curve["kinds"] for p in e["points"]})
+    chart = charts.mean_sd(curve["label"], curve["unit"], series, xs, colors, curve["x"])
+    rows = [{"kind": e["kind"], "x": p["x"], "n": p["n"],
+             "mean": "%s ± %s" % (fmt(p["mean"]), fmt(p["sd"])),
+             "ci": NA if p["ci_low"] is None else "%s – %s" % (fmt(p["ci_low"]),
+                                                               fmt(p["ci_high"])),
+             "ratio": None if p["baseline_kind"] == e["kind"] else dict(
+                 ratio(p), vs=p["baseline_kind"])}
+            for e in curve["kinds"] for p in e["points"]]
+    return {"id": "density-%d" % index, "label": curve["label"], "unit": curve["unit"],
+            "x": curve["x"], "chart": chart, "rows": rows}
 
 
 def reboot_paths(rows):

@@ -44,12 +44,13 @@ class InstanceScenario(nova_utils.NovaScenario):
     clock = waiter.Clock()
     session_class = server_session.ServerSession
 
-    def _open_session(self, kind, probe="tcp", wait_for_ssh=False, proxy_command=None):
+    def _open_session(self, kind, probe="tcp", wait_for_ssh=False, proxy_command=None,
+                      poll_mode=None):
         """A session for one server of ``kind``, timed into this scenario's atomic actions."""
         keypair = self.context.get("user", {}).get("keypair")
         access = server_session.Access.of(kind, probe, wait_for_ssh, proxy_command, keypair)
         return self.session_class(self.clients, kind, access, self._atomic_actions,
-                                  clock=self.clock)
+                                  clock=self.clock, poll_mode=poll_mode)
 
     def _boot(self, session, boot_args=None):
         """``vmct.build`` as this scenario's user, with the context's key, group and network."""
@@ -68,6 +69,4 @@ class InstanceScenario(nova_utils.NovaScenario):
         for table in diagnostics.tables(session):
             self.add_output(complete=table)
         server_id = session.server.id if session.server is not None else None
-        for chart in host_monitor_output.charts(self.context, session.label, server_id,
-                                                self.atomic_actions()):
-            self.add_output(complete=chart)
+        host_monitor_output.add_charts(self, session.label, server_id)

@@ -34,6 +34,7 @@ from rally_vmct.task import validators
 
 # "none": the instances cannot be reached; no network or SSH phase (session.NO_PROBE)
 Probe = t.Literal["tcp", "ping", "ssh", "none"]
+PollMode = t.Literal["per_server", "batched"]
 Count = t.Annotated[int, scenario.Field(ge=1)]
 
 
@@ -43,7 +44,8 @@ Count = t.Annotated[int, scenario.Field(ge=1)]
 class BootAndDeleteServer(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg, probe: Probe = "tcp", wait_for_ssh: bool = False,
-            proxy_command: str | None = None, boot_args: dict[str, t.Any] | None = None):
+            proxy_command: str | None = None, boot_args: dict[str, t.Any] | None = None,
+            poll_mode: PollMode | None = None):
         """Boot a server of a kind, wait until it is reachable, delete it; time each phase.
 
         Atomic actions, in order: vmct.build (create request -> ACTIVE),
@@ -76,8 +78,11 @@ class BootAndDeleteServer(instance.InstanceScenario):
         :param boot_args: extra arguments for Nova's server create, e.g.
             {nics: [{net-name: private}], config_drive: true}; without nics the
             network context's network is used
+        :param poll_mode: how the server is polled, "per_server" (a GET each
+            poll) or "batched" (one list per poll for every server of the
+            process: high concurrency); default [vmct] poll_mode
         """
-        session = self._open_session(kind, probe, wait_for_ssh, proxy_command)
+        session = self._open_session(kind, probe, wait_for_ssh, proxy_command, poll_mode)
         try:
             session.wait_for_network(self._boot(session, boot_args))
             if session.access.reachable:

@@ -18,6 +18,7 @@ from rally.task import validation
 
 from rally_vmct.task import benchmark_report
 from rally_vmct.task import benchmarking
+from rally_vmct.task import host_monitor_output
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task import validators  # noqa: F401  (registers vmct_workloads...)
@@ -35,6 +36,7 @@ def native_facts(plan, netperf_peer):
 
 
 @validation.add("vmct_hosts")
+@validation.add("vmct_native_monitor")
 @validation.add("vmct_non_empty_list", param_name="hosts")
 @validation.add("vmct_workloads", param_name="workloads", peer_param="netperf_peer")
 @validation.add("vmct_workload_options")
@@ -61,6 +63,13 @@ class NativeBenchmark(scenario.Scenario):
         CPU, memory, kernel, tool versions, the netperf path (loopback or another
         host), where fileio's files live (file system, device, O_DIRECT on/off)
         and the run count; nova_hypervisor_type is "none (not a Nova instance)".
+        With the vmct_host_monitor context measuring the host's SSH port
+        (its native_ports; validation asks for it), the iteration adds that
+        context's charts and "<kind>: host cost by phase on <host>" table for
+        the monitored host that is this one: the sshd's process tree (its
+        sessions, sysbench, netperf) as the instance, so the comparison's
+        host cost has a native baseline (phases: benchmark, idle, iteration;
+        start_netserver with netperf_peer.ssh).
 
         :param hosts: machines to benchmark, each {host, port (22), user (root),
             key_file or password, proxy_command (OpenSSH ProxyCommand syntax,
@@ -93,9 +102,13 @@ class NativeBenchmark(scenario.Scenario):
         options = benchmarking.run_options(fileio_dir, min_runs, max_runs, cv_target)
         plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
             with_network=bool(netperf_peer)))
-        peer = benchmarking.peer_arguments(self, netperf_peer) if netperf_peer else {}
-        with benchmarking.connect(host) as client:
-            facts, dialect, results = benchmarking.run_workloads(
-                self, client, plan, where, command_timeout, options, peer)
-        facts.update(native_facts(plan, netperf_peer))
-        benchmark_report.report(self, kind, facts, dialect, results, where)
+        try:
+            peer = benchmarking.peer_arguments(self, netperf_peer) if netperf_peer else {}
+            with benchmarking.connect(host) as client:
+                facts, dialect, results = benchmarking.run_workloads(
+                    self, client, plan, where, command_timeout, options, peer)
+            facts.update(native_facts(plan, netperf_peer))
+            benchmark_report.report(self, kind, facts, dialect, results, where)
+        finally:
+            host_monitor_output.add_charts(self, kind, host_monitor_output.native_instance(host),
+                                           address=host["host"])

@@ -172,8 +172,9 @@ class ServerSession:
 
     clock = waiter.Clock()
 
-    def __init__(self, clients, kind, access, atomic_actions, clock=None):
+    def __init__(self, clients, kind, access, atomic_actions, clock=None, poll_mode=None):
         self.clients = clients
+        self.poll_mode = poll_mode or opts.get("poll_mode")
         self.kind = kind
         self.label = kinds.label(kind)
         self.access = access
@@ -208,7 +209,7 @@ class ServerSession:
     def new_waiter(self, nova):
         """A waiter of the server: its own GETs, or the shared watcher's lists (poll_mode)."""
         shared = None
-        if opts.get("poll_mode") == waiter.BATCHED:
+        if self.poll_mode == waiter.BATCHED:
             shared = watcher.shared(nova, clock=self.clock,
                                     margin=opts.get("changes_since_margin"), **self.pacing)
         found = waiter.ServerWaiter(nova.servers.get, self.server.id, pacer=self.pacer,

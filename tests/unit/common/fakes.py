@@ -198,7 +198,7 @@ class FakeServer(Obj):
         setattr(self, "OS-EXT-STS:task_state", task_state)
         setattr(self, "OS-EXT-STS:power_state", power_state)
         setattr(self, "OS-EXT-STS:vm_state", status.lower())
-        if status == "ERROR":
+        if status == "ERROR" and record.nova.clock.now >= when + record.nova.fault_delay:
             self.fault = record.fault
         self._record = record
 
@@ -319,23 +319,19 @@ class FakeServers:
         result = "Error" if action in self.nova.compute_refuses else "Success"
         return self._act(server, action, script, result=result)
 
-    def rescue(self, server):
-        return self._refusable(server, "rescue")
+    def _refusable_action(action):
+        def act(self, server):
+            return self._refusable(server, action)
+        act.__name__ = action
+        return act
 
-    def unrescue(self, server):
-        return self._refusable(server, "unrescue")
-
-    def suspend(self, server):
-        return self._refusable(server, "suspend")
-
-    def resume(self, server):
-        return self._refusable(server, "resume")
-
-    def pause(self, server):
-        return self._refusable(server, "pause")
-
-    def unpause(self, server):
-        return self._refusable(server, "unpause")
+    rescue = _refusable_action("rescue")
+    unrescue = _refusable_action("unrescue")
+    suspend = _refusable_action("suspend")
+    resume = _refusable_action("resume")
+    pause = _refusable_action("pause")
+    unpause = _refusable_action("unpause")
+    del _refusable_action
 
     def interface_list(self, server):
         self.nova.count("GET os-interface")
@@ -413,6 +409,8 @@ class FakeNova:
                                        "OS-EXT-IPS:type": "fixed"}]}
         self.fault = {"code": 500, "message": "No valid host was found. There are not "
                       "enough hosts available.", "created": "2026-01-01T00:00:00Z"}
+        # seconds a server shows ERROR before its fault (Nova saves the state first)
+        self.fault_delay = 0.0
         self.errors = []          # exceptions the next GETs raise, in order
         self.hide_reboot_events = False
         self.refusals = {}        # action -> exception the API answers with

@@ -69,6 +69,25 @@ class TestServerWaiter(WaiterTestCase):
         self.assertIn(self.server.id, str(e))
         self.assertEqual(500, e.fault["code"])
 
+    def test_error_before_its_fault_is_read_again_for_the_fault(self):
+        nova = fakes.FakeNova(self.clock, create=[(0.0, "BUILD", "scheduling", 0),
+                                                  (0.7, "ERROR", None, 0)])
+        nova.fault_delay = 0.5      # polls at 0.8 and 1.0 see ERROR without it
+        w = self.make(nova)
+        e = self.assertRaises(waiter.ServerFault, w.wait_for_status, "ACTIVE", 60)
+        self.assertIn("No valid host was found", str(e))
+        self.assertGreaterEqual(self.clock.now, 1.2)
+
+    def test_error_without_a_fault_says_so_after_a_few_reads(self):
+        nova = fakes.FakeNova(self.clock, create=[(0.0, "BUILD", "scheduling", 0),
+                                                  (0.7, "ERROR", None, 0)])
+        nova.fault_delay = 1000.0
+        w = self.make(nova)
+        e = self.assertRaises(waiter.ServerFault, w.wait_for_status, "ACTIVE", 60)
+        self.assertIn("no fault recorded by Nova", str(e))
+        gets = [t for t, what in self.nova.requests if what == "GET /servers/id"]
+        self.assertEqual(5 + waiter.FAULT_READS, len(gets))   # 0.0 .. 0.8, then the reads
+
     def test_timeout_names_what_and_last_state(self):
         nova = fakes.FakeNova(self.clock, create=[(0.0, "BUILD", "spawning", 0)])
         w = self.make(nova)

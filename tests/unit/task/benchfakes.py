@@ -119,6 +119,26 @@ class FakeClients(fakes.FakeClients):
         return self._glance
 
 
+def answers(facts=None, mounts="facts/qemu-tcg-guest-var-tmp.probe",
+            fileio_modes=("seqrd", "rndrd", "seqwr", "rndwr"), memory=True):
+    """FakeSSH answers: the facts, then sysbench 1.0's and netperf's real outputs.
+
+    ``facts``: the facts text (default :data:`FACTS`); ``mounts``: the fixture the
+    storage probe answers; the fileio modes and memory operations answered.
+    """
+    f = fixture
+    found = [("uname", (0, FACTS if facts is None else facts, "")),
+             ("vmct-mounts-begin", (0, f(mounts), "")),
+             (" prepare", (0, f("sysbench/1.0-fileio-prepare.txt"), "")),
+             (" cleanup", (0, f("sysbench/1.0-fileio-cleanup.txt"), "")),
+             ("sysbench cpu", (0, f("sysbench/1.0-cpu.txt"), ""))]
+    found += [("--memory-oper=%s" % op, (0, f("sysbench/1.0-memory-%s.txt" % op), ""))
+              for op in (("read", "write") if memory else ())]
+    found += [("--file-test-mode=%s" % mode, (0, f("sysbench/1.0-fileio-%s.txt" % mode), ""))
+              for mode in fileio_modes]
+    return found + [("netperf -H", (0, f("netperf/tcp_rr.keyval"), ""))]
+
+
 def live_servers(nova):
     """Ids of servers the fake Nova still has (not deleted and gone)."""
     alive = []

@@ -143,6 +143,64 @@ class ChartsTestCase(testtools.TestCase):
         self.assertIsNone(hmo.window([]))
 
 
+NATIVE = "native:22822"
+NATIVE_ACTIONS = [
+    {"name": "vmct.sysbench_cpu", "started_at": 1010.0, "finished_at": 1015.0},
+    {"name": "vmct.netperf_tcp_rr", "started_at": 1016.0, "finished_at": 1020.0},
+]
+
+
+class NativeChartsTestCase(testtools.TestCase):
+    """A native host's sshd tree as the instance, on the monitored host that is that machine."""
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+
+    def context(self, server=NATIVE, **addresses):
+        hosts = []
+        for name, address in addresses.items():
+            path = os.path.join(self.dir, name + ".jsonl")
+            write_samples(path, 1000, 1030, server=server)
+            hosts.append({"name": name, "address": address, "path": path})
+        return {hmo.KEY: {"interval": 1.0, hmo.NATIVE_PORTS: [22822], "hosts": hosts}}
+
+    def test_native_table_on_the_host_it_ran_on(self):
+        context = self.context(local="local", c1="192.0.2.5")
+        found = hmo.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="127.0.0.1")
+        self.assertEqual(["native: host CPU on local [%]", "native: host memory on local [MiB]",
+                          "native: instance memory and disk on local [MiB]",
+                          "native: host cost by phase on local"], [c["title"] for c in found])
+        self.assertIn("native:22822: the process listening on TCP port 22822 and all its "
+                      "descendants", found[0]["description"])
+        self.assertIn("PSS and RSS summed over the process tree", found[2]["description"])
+        table = found[-1]["data"]
+        rows = {row[0]: dict(zip(table["cols"], row)) for row in table["rows"]}
+        self.assertEqual(["benchmark", "idle", "iteration"], list(rows))
+        self.assertEqual(2.25, rows["benchmark"]["instance CPU [CPU s]"])   # 9 s at 0.25
+        self.assertEqual(300.0, rows["benchmark"]["instance PSS, mean [MiB]"])
+        found = hmo.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="192.0.2.5")
+        self.assertEqual({"c1"}, {c["title"].split(" on ")[1].split(" ")[0] for c in found})
+
+    def test_port_not_measured(self):
+        context = self.context(server=None, local="local")
+        found = hmo.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="127.0.0.1")
+        self.assertEqual(3, len(found))
+        self.assertIn("nothing listening on TCP port 22822 was measured on this host (the "
+                      "context's native_ports lacks it", found[0]["description"])
+        self.assertEqual(hmo.NOT_MEASURED, found[-1]["data"]["rows"][0][10])
+
+    def test_which_monitored_hosts_are_a_machine(self):
+        hosts = [{"name": "local", "address": "local"}, {"name": "c1", "address": "C1.example"},
+                 {"name": "old"}]
+        self.assertEqual(["local"], [h["name"] for h in hmo.hosts_at(hosts, "::1")])
+        self.assertEqual(["local"], [h["name"] for h in hmo.hosts_at(hosts, "localhost")])
+        self.assertEqual(["c1"], [h["name"] for h in hmo.hosts_at(hosts, "c1.example")])
+        self.assertEqual(hosts, hmo.hosts_at(hosts, "192.0.2.9"))   # unknown: all of them
+        self.assertEqual(NATIVE, hmo.native_instance({"host": "h", "port": 22822}))
+        self.assertEqual("native:22", hmo.native_instance({"host": "h"}))
+
+
 class ScenarioOutputTestCase(test_lifecycle.ScenarioTestCase):
     """InstanceScenario._finish adds the charts when the context is there."""
 

@@ -9,6 +9,8 @@ from unittest import mock
 
 import fixtures
 from rally import api
+from rally import plugins
+from rally.task import scenario
 import testtools
 import yaml
 
@@ -158,6 +160,30 @@ class TaskArgsTestCase(testtools.TestCase):
             rendered = task_api.render_template(template, **args, **extra)
             task = yaml.safe_load(rendered)
             self.assertTrue(task["subtasks"], sample)
+
+    def native_workload(self, **extra):
+        """demo.yaml's VMCT.native_benchmark workload, rendered with a native host."""
+        args = yaml.safe_load(self.write("kvm", "docker"))
+        host = dict(NATIVE["native.yaml"]["native_hosts"][0])
+        args["native"] = {"kind": "native", "host": host,
+                          "netperf_peer": {"host": "127.0.0.1", "ssh": host}}
+        with open(os.path.join(tools.ROOT, "samples", "tasks", "demo.yaml")) as f:
+            task = yaml.safe_load(api._Task(None).render_template(f.read(), **args, **extra))
+        [workload] = [w for sub in task["subtasks"] for w in sub["workloads"]
+                      if "VMCT.native_benchmark" in w["scenario"]]
+        return workload
+
+    def test_demo_monitors_the_native_sshd(self):
+        plugins.load()
+        workload = self.native_workload()
+        self.assertEqual({"vmct_host_monitor": {"hosts": ["local"], "native_ports": [22822]}},
+                         workload["contexts"])
+        config = {"args": workload["scenario"]["VMCT.native_benchmark"],
+                  "contexts": workload["contexts"]}
+        self.assertEqual([], scenario.Scenario.validate(
+            name="VMCT.native_benchmark", context=None, config=config, plugin_cfg=None,
+            vtype="syntax"))
+        self.assertEqual({}, self.native_workload(host_monitor=False)["contexts"])
 
 
 def inventory(total, ratio=1.0, reserved=0):

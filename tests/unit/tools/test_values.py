@@ -97,7 +97,7 @@ class AioReadsTheValuesTestCase(testtools.TestCase):
         v = values_mod.read_values(VALUES)
         self.assertEqual("compute_driver = %s" % v["VMCT_FAKE_COMPUTE_DRIVER"],
                          self.aio("compute_fake_overlay | grep compute_driver"))
-        self.assertEqual("fake.FakeDriverWithoutFakeNodes", v["VMCT_FAKE_COMPUTE_DRIVER"])
+        self.assertEqual("docker.floor.FloorDriver", v["VMCT_FAKE_COMPUTE_DRIVER"])
         self.assertEqual("img_hv_type=fake", v["VMCT_FAKE_IMAGE_PROPERTIES"])
         # its own host: its own OVS agent, so Neutron binds its ports
         self.assertNotIn(self.aio("compute_var fake host"), (self.aio('echo "$AIO_HOST"'),

@@ -45,7 +45,21 @@ Shared_Clean:       1552 kB
 Swap:                  0 kB
 """
 PID_STAT = ("17283 (qemu-system-x86) S 1 17278 12694 0 -1 4194304 97 0 0 0 "
-            "498 50 0 0 20 0 1 0 3670525 3133440 379 18446744073709551615 0")
+            "498 50 7 3 20 0 1 0 3670525 3133440 379 18446744073709551615 0")
+# The native target's sshd on 127.0.0.1:22822 (0x5926) and a session to it, the
+# machine's own sshd on all addresses, port 22 (0x0016), IPv4 and IPv6 (recorded;
+# the columns after the inode cut, the IPv6 addresses written as repeats).
+PROC_NET_TCP = """\
+  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:5926 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0  0 46916858
+   1: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0  0 21113
+   2: 0100007F:5926 0100007F:B4C2 01 00000000:00000000 02:0009A8C1 00000000     0  0 46990001
+"""
+PROC_NET_TCP6 = (
+    "  sl  local_address                         remote_address                        st "
+    "tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    "   0: %s:0016 %s:0000 0A 00000000:00000000 00:00000000 00000000     0        0 21115\n"
+    % ("0" * 32, "0" * 32))
 MOUNTINFO_V1 = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
@@ -126,9 +140,10 @@ class ParsersTestCase(testtools.TestCase):
         self.assertIsNone(hostmon.parse_status_rss("Name:\tkthreadd\n"))
 
     def test_pid_stat_with_spaces_and_parentheses_in_the_name(self):
-        self.assertEqual({"ticks": 548, "start": 3670525}, hostmon.parse_pid_stat(PID_STAT))
+        expected = {"ticks": 548, "child_ticks": 10, "start": 3670525, "ppid": 1}
+        self.assertEqual(expected, hostmon.parse_pid_stat(PID_STAT))
         odd = PID_STAT.replace("(qemu-system-x86)", "(a) b (c)")
-        self.assertEqual({"ticks": 548, "start": 3670525}, hostmon.parse_pid_stat(odd))
+        self.assertEqual(expected, hostmon.parse_pid_stat(odd))
 
     def test_cgroup_v1_directories(self):
         mounts = hostmon.parse_mountinfo_cgroups(MOUNTINFO_V1)
@@ -209,6 +224,33 @@ class ParsersTestCase(testtools.TestCase):
         [prefix] = [node.value.value for node in tree.body if isinstance(node, ast.Assign)
                     and [t.id for t in node.targets] == ["NAME_PREFIX"]]
         self.assertEqual(prefix, hostmon.CONTAINER_PREFIX)
+
+    def test_listening_sockets_of_a_port(self):
+        self.assertEqual({46916858}, hostmon.parse_listening_inodes(PROC_NET_TCP, 22822))
+        self.assertEqual({21113}, hostmon.parse_listening_inodes(PROC_NET_TCP, 22))
+        self.assertEqual({21115}, hostmon.parse_listening_inodes(PROC_NET_TCP6, 22))
+        self.assertEqual(set(), hostmon.parse_listening_inodes(PROC_NET_TCP, 46274))
+        self.assertEqual(set(), hostmon.parse_listening_inodes("garbage\n0: x y 0A\n", 22))
+        self.assertEqual(46916858, hostmon.socket_inode("socket:[46916858]"))
+        self.assertIsNone(hostmon.socket_inode("pipe:[46916858]"))
+        self.assertIsNone(hostmon.socket_inode("/dev/null"))
+
+    def test_native_process_tree(self):
+        # 1 init, 500 sshd (listener), 510 a worker that kept the socket, 600 a session,
+        # 601 its shell, 602 sysbench, 700 another session: the agent's (its shell 701,
+        # the agent 702), 800 a netserver that detached (its parent is init)
+        parents = {1: 0, 500: 1, 510: 500, 600: 500, 601: 600, 602: 601, 700: 500,
+                   701: 700, 702: 701, 800: 1}
+        roots = hostmon.tree_roots({500, 510}, parents)
+        self.assertEqual([500], roots)
+        self.assertEqual([702, 701, 700, 500, 1], hostmon.ancestors(parents, 702))
+        skip = set(hostmon.ancestors(parents, 702)) - set(roots)
+        self.assertEqual({500, 510, 600, 601, 602},
+                         hostmon.process_tree(parents, roots, skip))
+        self.assertEqual({500, 510, 600, 601, 602, 700, 701, 702},
+                         hostmon.process_tree(parents, roots))
+        self.assertEqual([], hostmon.ancestors(parents, 4242))
+        self.assertEqual("native:22822", hostmon.native_id(22822))
 
     def test_shipped_module_is_ascii(self):
         # The SSH relay counts the payload's characters as bytes.

@@ -7,6 +7,7 @@ import http.server
 import io
 import json
 import os
+import shutil
 import socketserver
 import subprocess
 import sys
@@ -26,8 +27,9 @@ INSTANCES = "/var/lib/nova/instances"
 UPPER = "/var/lib/docker/overlay2/layer1/diff"
 
 
-def pid_stat(pid, ticks, start):
-    return "%d (x) S 1 1 1 0 -1 0 0 0 0 0 %d 0 0 0 20 0 1 0 %d 100 10 0" % (pid, ticks, start)
+def pid_stat(pid, ticks, start, ppid=1, child_ticks=0):
+    return "%d (x) S %d 1 1 0 -1 0 0 0 0 0 %d 0 %d 0 20 0 1 0 %d 100 10 0" % (
+        pid, ppid, ticks, child_ticks, start)
 
 
 def rollup(rss_kb, pss_kb):
@@ -81,6 +83,20 @@ class FakeHost(fixtures.Fixture):
         self.write("/proc/%d/stat" % pid, pid_stat(pid, ticks, start))
         self.write("/proc/%d/smaps_rollup" % pid, rollup(pss_kb + 100, pss_kb))
         self.write("%s/%s/disk" % (INSTANCES, server_id), b"x" * disk_bytes)
+
+    def process(self, pid, ppid, ticks=0, start=200000, child_ticks=0, pss_kb=1000,
+                sockets=()):
+        """A plain process (``sockets``: inodes of the sockets it has open)."""
+        self.write("/proc/%d/cmdline" % pid, b"/usr/sbin/sshd\0-D\0")
+        self.write("/proc/%d/stat" % pid, pid_stat(pid, ticks, start, ppid, child_ticks))
+        self.write("/proc/%d/smaps_rollup" % pid, rollup(pss_kb + 500, pss_kb))
+        os.makedirs(self.root + "/proc/%d/fd" % pid, exist_ok=True)
+        os.symlink("/dev/null", self.root + "/proc/%d/fd/0" % pid)
+        for fd, inode in enumerate(sockets, 3):
+            os.symlink("socket:[%d]" % inode, self.root + "/proc/%d/fd/%d" % (pid, fd))
+
+    def gone(self, pid):
+        shutil.rmtree(self.root + "/proc/%d" % pid)
 
     def container(self, cid, pids, start, usage, cpu_ns):
         memory = "/sys/fs/cgroup/memory/docker/" + cid
@@ -220,6 +236,116 @@ class SamplerTestCase(testtools.TestCase):
         self.assertEqual("no socket at %s/no.sock" % self.host.root,
                          sampler.header()["docker"])
         self.assertEqual("hybrid", sampler.header()["cgroup"])
+
+
+class NativeTreeTestCase(testtools.TestCase):
+    """The process tree of a TCP port's listener: found, summed, followed."""
+
+    PORT = 22822
+    ID = "native:22822"
+
+    def setUp(self):
+        super().setUp()
+        self.host = self.useFixture(FakeHost())
+        self.host.write("/proc/net/tcp", texts.PROC_NET_TCP)
+        self.host.write("/proc/net/tcp6", texts.PROC_NET_TCP6)
+        # the machine's own sshd (port 22) and the native target's (22822) with a session
+        self.host.process(300, 1, ticks=900, sockets=[21113, 21115])
+        self.host.process(500, 1, ticks=10, start=250000, child_ticks=4, sockets=[46916858])
+        self.host.process(600, 500, ticks=20, pss_kb=2000)
+        self.sampler = hostmon_agent.Sampler(root=self.host.root, clock=lambda: 1000.0,
+                                             hz=100, ncpu=2, native_ports=[self.PORT])
+
+    def entry(self):
+        return self.sampler.sample()["instances"].get(self.ID)
+
+    def test_listener_and_its_descendants(self):
+        self.assertEqual({"kind": "native", "pid": 500, "born": 1795464036 + 2500.0,
+                          "processes": 2, "cpu": 0.34, "pss": 3000 * 1024,
+                          "rss": 4000 * 1024}, self.entry())
+        self.assertEqual([self.PORT], self.sampler.header()["native_ports"])
+
+    def test_a_child_started_later_is_counted_and_its_time_kept_once_reaped(self):
+        self.entry()
+        self.host.process(601, 600, ticks=150, pss_kb=50000)         # sysbench
+        entry = self.entry()
+        self.assertEqual((3, 1.84, 53000 * 1024), (entry["processes"], entry["cpu"],
+                                                   entry["pss"]))
+        self.host.gone(601)                                          # reaped by 600
+        self.host.gone(600)
+        self.host.process(600, 500, ticks=20, child_ticks=150, pss_kb=2000)
+        self.assertEqual((2, 1.84), (self.entry()["processes"], self.entry()["cpu"]))
+
+    def test_cpu_of_a_process_that_left_the_tree_stays_counted(self):
+        self.host.process(601, 600, ticks=150)
+        self.assertEqual(1.84, self.entry()["cpu"])
+        self.host.gone(601)                     # detached: init's now
+        self.host.process(601, 1, ticks=160)
+        self.assertEqual(1.84, self.entry()["cpu"])
+        self.host.gone(600)
+        self.host.process(600, 500, ticks=25)
+        self.assertEqual(1.89, self.entry()["cpu"])
+
+    def test_restarted_listener_is_found_again_and_cpu_counts_on(self):
+        self.assertEqual(0.34, self.entry()["cpu"])
+        self.host.gone(500)
+        self.host.gone(600)
+        self.host.write("/proc/net/tcp", texts.PROC_NET_TCP.replace("46916858", "47000000"))
+        self.host.process(510, 1, ticks=5, start=260000, sockets=[47000000])
+        entry = self.entry()
+        self.assertEqual((510, 0.39, 1795464036 + 2500.0),
+                         (entry["pid"], entry["cpu"], entry["born"]))
+
+    def test_file_descriptors_are_walked_only_when_the_listener_changed(self):
+        with mock.patch.object(self.sampler, "fd_links",
+                               wraps=self.sampler.fd_links) as fd_links:
+            self.entry()
+            walked = fd_links.call_count
+            self.entry()
+            self.assertEqual(walked, fd_links.call_count)
+        self.assertGreaterEqual(walked, 3)
+
+    def test_a_worker_holding_the_socket_is_inside_its_parents_tree(self):
+        self.host.process(700, 500, ticks=30, sockets=[46916858])
+        entry = self.entry()
+        self.assertEqual((500, 3), (entry["pid"], entry["processes"]))
+
+    def test_a_second_listener_is_added_not_counted_twice(self):
+        self.assertEqual(0.34, self.entry()["cpu"])         # SO_REUSEPORT: one more socket
+        self.host.write("/proc/net/tcp", texts.PROC_NET_TCP + texts.PROC_NET_TCP.splitlines()[
+            1].replace("46916858", "46916999") + "\n")
+        self.host.process(520, 1, ticks=6, start=270000, sockets=[46916999])
+        entry = self.entry()
+        self.assertEqual((500, 3, 0.4), (entry["pid"], entry["processes"], entry["cpu"]))
+        self.host.gone(520)
+        self.assertEqual(0.4, self.entry()["cpu"])
+
+    def test_no_fd_walk_while_nothing_listens(self):
+        self.host.write("/proc/net/tcp", "")
+        with mock.patch.object(self.sampler, "fd_links") as fd_links:
+            self.entry()
+            self.entry()
+        fd_links.assert_not_called()
+
+    def test_nothing_listening_is_reported_once(self):
+        self.host.write("/proc/net/tcp", texts.PROC_NET_TCP.replace(" 0A ", " 01 "))
+        first = self.sampler.sample()
+        self.assertEqual({}, first["instances"])
+        self.assertEqual(["native:22822: nothing listens on TCP port 22822"], first["errors"])
+        self.assertNotIn("errors", self.sampler.sample())
+
+    def test_listening_socket_nobody_readable_holds(self):
+        self.host.gone(500)
+        [error] = self.sampler.sample()["errors"]
+        self.assertEqual("native:22822: no process the agent can read holds the socket "
+                         "listening on TCP port 22822 (run the agent as root)", error)
+
+    def test_agent_argument(self):
+        args = hostmon_agent.parse_args(["--native-port", "22", "--native-port", "22822"])
+        self.assertEqual([22, 22822], args.native_port)
+        with mock.patch("sys.stderr", io.StringIO()) as err:
+            self.assertRaises(SystemExit, hostmon_agent.parse_args, ["--native-port", "0"])
+        self.assertIn("0 is not a TCP port (1-65535)", err.getvalue())
 
 
 class FakeEngine(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

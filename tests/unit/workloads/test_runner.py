@@ -126,6 +126,18 @@ class RunnerTestCase(testtools.TestCase):
         self.assertIn("netperf TCP_RR run failed: TimeoutError: no answer in 30 s",
                       result.error)
 
+    def test_lost_connection_keeps_what_and_why_of_a_long_command(self):
+        lost = ConnectionError("Connection to root@10.0.0.5:22 via proxy command 'x' lost "
+                               "while running '%s': EOFError: closed by the peer" % ("a" * 900))
+        execute = ScriptedExecute([("sysbench cpu", lost)])
+        (cpu,) = self.plan({"sysbench": "cpu"})
+        result = runner.run_workload(execute, cpu, dialect="1.0")
+        self.assertIn("sysbench cpu run failed: ConnectionError: Connection to root@10.0.0.5",
+                      result.error)
+        self.assertIn(" ... ", result.error)
+        self.assertTrue(result.error.endswith("EOFError: closed by the peer"), result.error)
+        self.assertLess(len(result.error), 450)
+
     def test_netserver_unreachable(self):
         execute = ScriptedExecute([("netperf", (255, fixture("netperf/no_netserver.txt"),
                                                 ""))])

@@ -65,8 +65,9 @@ class HostMonitorTestCase(testtools.TestCase):
         ctx = self.context(interval=0.2, docker_socket=None)
         monitor = self.start(ctx)
         [host] = ctx[KEY]["hosts"]
-        self.assertEqual("local", host["name"])
+        self.assertEqual(("local", "local"), (host["name"], host["address"]))
         self.assertEqual(0.2, ctx[KEY]["interval"])
+        self.assertEqual([], ctx[KEY]["native_ports"])
         directory = os.path.dirname(host["path"])
         [sampler] = monitor._samplers
         pid = sampler.process.pid
@@ -170,6 +171,12 @@ class LaunchTestCase(testtools.TestCase):
             "--watch-stdin", "--parent-pid", str(os.getpid())]), argv)
         self.assertEqual(hostmon_agent.payload(), first)
 
+    def test_native_ports(self):
+        config = dict(self.CONFIG, native_ports=[22, 22822])
+        argv, _ = host_monitor.launch("local", config)
+        self.assertEqual(["--native-port", "22", "--native-port", "22822"],
+                         argv[argv.index("--watch-stdin") + 1:-2])
+
     def test_remote_runs_the_relay_with_the_resolved_spec(self):
         spec = {"host": "compute-1", "user": "stack", "key_file": "/k", "name": "c1",
                 "python": "/usr/bin/python3.11"}
@@ -212,3 +219,7 @@ class SchemaTestCase(testtools.TestCase):
         self.invalid({"intervals": 1})
         self.invalid({"docker_socket": ""})
         self.invalid({"hosts": [{"host": "h", "key_file": ""}]})
+        self.valid({"native_ports": [22, 22822]})
+        self.invalid({"native_ports": [0]})
+        self.invalid({"native_ports": [22, 22]})
+        self.invalid({"native_ports": 22})

@@ -129,7 +129,7 @@ class TestGrouping(testtools.TestCase):
                           "quantile_interval_min_n": {
                               "p50": {"low": 6, "high": 6}, "p95": {"low": 2, "high": 72},
                               "p99": {"low": 1, "high": 368}}}, self.data["methods"])
-        self.assertEqual(4, self.data["format_version"])
+        self.assertEqual(5, self.data["format_version"])
 
     def test_cv_flag(self):
         self.assertTrue(_row(self.data, "kvm", 2, "vmct.build")["cv_high"])   # 2/12

@@ -447,7 +447,7 @@ class TestScale(testtools.TestCase):
         self.assertEqual("", row["p99_ci_high"])             # N = 126 < 368
         self.assertNotEqual("", row["p95_ci_high"])
         loaded = json.loads(render.render_json(data))
-        self.assertEqual(4, loaded["format_version"])
+        self.assertEqual(5, loaded["format_version"])
         level = loaded["scale"][0]["kinds"][0]["levels"][1]
         self.assertEqual((128, None), (level["concurrency"], level["p99_ci_high"]))
         self.assertEqual(group["p95_ci_high"], level["p95_ci_high"])

@@ -25,23 +25,6 @@ PEER = {"host": "10.0.0.9", "control_port": 12865, "data_port": 12866, "server_i
         "kind": "kvm"}
 
 
-def sysbench_answers():
-    """Every KEK sysbench workload answered with a real sysbench 1.0 output."""
-    f = benchfakes.fixture
-    return [("uname", (0, benchfakes.FACTS, "")),
-            ("vmct-mounts-begin", (0, f("facts/qemu-tcg-guest-var-tmp.probe"), "")),
-            (" prepare", (0, f("sysbench/1.0-fileio-prepare.txt"), "")),
-            (" cleanup", (0, f("sysbench/1.0-fileio-cleanup.txt"), "")),
-            ("sysbench cpu", (0, f("sysbench/1.0-cpu.txt"), "")),
-            ("--memory-oper=read", (0, f("sysbench/1.0-memory-read.txt"), "")),
-            ("--memory-oper=write", (0, f("sysbench/1.0-memory-write.txt"), "")),
-            ("--file-test-mode=seqrd", (0, f("sysbench/1.0-fileio-seqrd.txt"), "")),
-            ("--file-test-mode=rndrd", (0, f("sysbench/1.0-fileio-rndrd.txt"), "")),
-            ("--file-test-mode=seqwr", (0, f("sysbench/1.0-fileio-seqwr.txt"), "")),
-            ("--file-test-mode=rndwr", (0, f("sysbench/1.0-fileio-rndwr.txt"), "")),
-            ("netperf -H", (0, f("netperf/tcp_rr.keyval"), ""))]
-
-
 class FakeAdminNova(object):
     """Admin Nova: servers with their compute host, and os-hypervisors."""
 
@@ -69,7 +52,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
     def setUp(self):
         super().setUp()
         self.commands = []
-        self.answers = sysbench_answers()
+        self.answers = benchfakes.answers()
 
     def make_benchmark(self, tenant_extra=None, **context):
         tenant = {"networks": [{"id": "net-1"}]}

@@ -223,6 +223,13 @@ class TestBootAndDelete(ScenarioTestCase):
         self.assertIn("keypair", str(e))
         self.assertEqual(1, len(self.nova.servers.deleted))
 
+    def test_poll_mode_argument_reaches_the_session(self):
+        self.nova.addresses = {}
+        s = self.make(lifecycle.BootAndDeleteServer)
+        s.run(dict(KIND), probe="none", poll_mode="batched")
+        self.assertEqual(["batched"], [session.poll_mode for session in self.sessions])
+        self.assertEqual(["vmct.build", "vmct.delete"], names(s.atomic_actions()))
+
     def test_probe_none_times_build_and_delete_only(self):
         self.nova.addresses = {}            # no address needed
         s = self.make(lifecycle.BootAndDeleteServer)

@@ -1,15 +1,21 @@
 """VMCT.native_benchmark with a scripted SSH client: the facts a host iteration records."""
 
+import os
+import time
 from unittest import mock
 
+import fixtures
 from rally import plugins
+from rally.task import scenario as rally_scenario
 import testtools
 
 from rally_vmct import opts
 from rally_vmct.task import output
 from rally_vmct.task import benchmarking
+from rally_vmct.task import host_monitor_output as hmo
 from rally_vmct.task.scenarios import native
 from tests.unit.task import benchfakes
+from tests.unit.task import test_host_monitor_output
 from tests.unit.workloads import test_runner
 
 f = benchfakes.fixture
@@ -22,21 +28,17 @@ class NativeTestCase(testtools.TestCase):
         plugins.load()
         opts.register()
         self.commands = []
-        self.answers = [
-            ("uname", (0, f("facts/firecracker-kvm-host.facts"), "")),
-            ("vmct-mounts-begin", (0, f("facts/firecracker-kvm-host-var-tmp.probe"), "")),
-            (" prepare", (0, f("sysbench/1.0-fileio-prepare.txt"), "")),
-            (" cleanup", (0, f("sysbench/1.0-fileio-cleanup.txt"), "")),
-            ("--file-test-mode=rndrd", (0, f("sysbench/1.0-fileio-rndrd.txt"), "")),
-            ("sysbench cpu", (0, f("sysbench/1.0-cpu.txt"), "")),
-            ("netperf -H", (0, f("netperf/tcp_rr.keyval"), ""))]
+        self.answers = benchfakes.answers(
+            f("facts/firecracker-kvm-host.facts"),
+            mounts="facts/firecracker-kvm-host-var-tmp.probe", fileio_modes=("rndrd",),
+            memory=False)
 
-    def run_native(self, **args):
-        scenario = native.NativeBenchmark({"iteration": 1, "task": {"uuid": "t"},
-                                           "owner_id": "o"})
+    def run_native(self, context=None, **args):
+        scenario = native.NativeBenchmark(dict(context or {}, iteration=1, task={"uuid": "t"},
+                                               owner_id="o"))
         ssh = benchfakes.FakeSSH(self.answers, self.commands, "h")
         with mock.patch.object(benchmarking, "connect", return_value=ssh):
-            scenario.run([{"host": "192.0.2.10"}], **args)
+            scenario.run([{"host": "192.0.2.10", "port": 22822}], **args)
         [facts] = [c for c in scenario._output["complete"]
                    if c["title"] == output.facts_title(args.get("kind", "native"))]
         return scenario, dict(facts["data"]["rows"])
@@ -75,3 +77,45 @@ class NativeTestCase(testtools.TestCase):
                                   fileio_dir="relative/dir")
         self.assertIn("Argument 'fileio_dir'", str(e))
         connect.assert_not_called()
+
+    def test_host_cost_of_the_sshd_tree_with_the_monitor(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, "c1.jsonl")
+        now = time.time()
+        test_host_monitor_output.write_samples(path, now - 60, now + 60, server="native:22822")
+        hosts = [{"name": "c1", "address": "192.0.2.10", "path": path},
+                 {"name": "local", "address": "local", "path": path + ".missing"}]
+        scenario, _ = self.run_native(
+            context={hmo.KEY: {"interval": 1.0, hmo.NATIVE_PORTS: [22822], "hosts": hosts}},
+            workloads=[{"sysbench": "cpu"}], kind="metal")
+        [table] = [c for c in scenario._output["complete"]
+                   if c["title"] == "metal: host cost by phase on c1"]
+        rows = {row[0]: dict(zip(table["data"]["cols"], row)) for row in table["data"]["rows"]}
+        self.assertEqual(["benchmark", "iteration"], list(rows))
+        self.assertEqual(300.0, rows["benchmark"]["instance PSS, mean [MiB]"])
+        self.assertIn("metal: instance memory and disk on c1 [MiB]",
+                      [c["title"] for c in scenario._output["complete"]])
+
+
+class NativeMonitorValidatorTestCase(testtools.TestCase):
+    """With vmct_host_monitor, native_ports must name each host's SSH port."""
+
+    def setUp(self):
+        super().setUp()
+        plugins.load()
+
+    def errors(self, hosts, contexts):
+        return rally_scenario.Scenario.validate(
+            name="VMCT.native_benchmark", context=None,
+            config={"args": {"hosts": hosts}, "contexts": contexts}, plugin_cfg=None,
+            vtype="syntax")
+
+    def test_ports_of_the_hosts_in_native_ports(self):
+        hosts = [{"host": "127.0.0.1", "port": 22822}, {"host": "bm1"}]
+        self.assertEqual([], self.errors(hosts, {}))
+        self.assertEqual([], self.errors(hosts, {hmo.KEY: {hmo.NATIVE_PORTS: [22, 22822]}}))
+        [error] = self.errors(hosts, {hmo.KEY + "@openstack": {hmo.NATIVE_PORTS: [22]}})
+        self.assertIn("Argument 'hosts': the vmct_host_monitor context does not measure the "
+                      "sshd of hosts[0] (127.0.0.1 port 22822) (its native_ports: [22])", error)
+        self.assertIn("e.g. vmct_host_monitor: {native_ports: [22, 22822]}", error)
+        [error] = self.errors(hosts, {hmo.KEY: {"hosts": ["local"]}})
+        self.assertIn("hosts[0] (127.0.0.1 port 22822), hosts[1] (bm1 port 22)", error)

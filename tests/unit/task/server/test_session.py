@@ -158,7 +158,7 @@ class PollModeTestCase(testtools.TestCase):
         opts.register()
         self.addCleanup(cfg.CONF.clear_override, "poll_mode", opts.GROUP)
 
-    def run_session(self, mode):
+    def run_session(self, mode, argument=None):
         cfg.CONF.set_override("poll_mode", mode, opts.GROUP)
         clock = fakes.FakeClock()
         self.nova = fakes.FakeNova(clock)
@@ -166,11 +166,18 @@ class PollModeTestCase(testtools.TestCase):
         actions = []
         s = server_session.ServerSession(
             lambda name, version=None: getattr(clients, name)(version), KIND,
-            server_session.Access.of(KIND, probe="none"), actions, clock=clock)
+            server_session.Access.of(KIND, probe="none"), actions, clock=clock,
+            poll_mode=argument)
         s.boot("n", "img", "flv", {})
         s.delete()
         s.finish()
         return s, [(a["name"], round(a["finished_at"] - a["started_at"], 6)) for a in actions]
+
+    def test_the_argument_wins_over_the_option(self):
+        batched, _ = self.run_session("per_server", argument="batched")
+        self.assertIsInstance(batched.waiter.watcher, watcher.Watcher)
+        per_server, _ = self.run_session("batched", argument="per_server")
+        self.assertIsNone(per_server.waiter.watcher)
 
     def test_same_phases_and_transitions_and_the_cost_in_the_table(self):
         per_server, expected = self.run_session("per_server")
