@@ -395,11 +395,13 @@ class _Output(object):
         return float(self.search(field, pattern, example).group(group))
 
     def rate(self, count, seconds):
-        # A zero total time only comes from a broken run: refuse it rather than divide.
+        # sysbench prints the total time to 0.0001 s: a run of a few events can print 0.0000
+        # (one 4K read does), and a broken run does too. Refuse it rather than divide.
         if seconds <= 0:
             raise ParseError("sysbench %s %s output has total time %r s, so no rate can be "
-                             "computed" % (self.dialect, self.test, seconds),
-                             self.text, "total time")
+                             "computed: the run was too short to time (give the workload "
+                             "more 'events' or a 'time') or broken"
+                             % (self.dialect, self.test, seconds), self.text, "total time")
         return count / seconds
 
 

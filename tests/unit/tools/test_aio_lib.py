@@ -1,4 +1,5 @@
-"""tools/aio/lib/common.sh: what the daemons tools/aio starts inherit; which pids are alive."""
+"""tools/aio/lib: what the daemons tools/aio starts inherit; which pids are alive; Nova's
+deleted rows archived on up."""
 
 import os
 import signal
@@ -64,3 +65,65 @@ class PidAliveTestCase(testtools.TestCase):
         child.wait()
         self.assertEqual(1, self.pid_alive(child.pid))
         self.assertEqual(1, self.pid_alive(""))
+
+
+ARCHIVED = """\
+.complete
++--------------------------+-------------------------+
+| Table                    | Number of Rows Archived |
++--------------------------+-------------------------+
+| API_DB.instance_mappings | 5                       |
+| API_DB.request_specs     | 5                       |
+| cell0.instances          | 1                       |
+| cell1.instance_actions   | 10                      |
+| cell1.instances          | 4                       |
++--------------------------+-------------------------+
+Rows were archived, running purge...
+"""
+
+
+class ArchiveNovaDeletedRowsTestCase(testtools.TestCase):
+    """archive_nova_deleted_rows (infra.sh): archive and purge on up, never stop up."""
+
+    def archive(self, rc, output):
+        state = self.useFixture(fixtures.TempDir()).path
+        os.makedirs(os.path.join(state, "bin"))
+        os.makedirs(os.path.join(state, "logs"))
+        fake = os.path.join(state, "bin", "nova-manage")    # $S/bin comes first on PATH
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho "$@" > "%s/args"\ncat "%s/out"\nexit %d\n'
+                    % (state, state, rc))
+        os.chmod(fake, 0o755)
+        with open(os.path.join(state, "out"), "w") as f:
+            f.write(output)
+        script = ('set -euo pipefail; source "$1/tools/aio/lib/common.sh"; '
+                  'source "$1/tools/aio/lib/infra.sh"; archive_nova_deleted_rows; echo up-goes-on')
+        done = subprocess.run(["bash", "-c", script, "-", tools.ROOT], capture_output=True,
+                              text=True, env=dict(os.environ, VMCT_AIO_DIR=state))
+        with open(os.path.join(state, "args")) as f:
+            args = f.read().split()
+        with open(os.path.join(state, "logs", "dbinit.log")) as f:
+            logged = f.read()
+        return done, args, logged
+
+    def test_rows_archived_are_counted_and_purged(self):
+        done, args, logged = self.archive(1, ARCHIVED)
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertIn("archived and purged Nova's deleted rows: 5 instances, 25 rows",
+                      done.stdout)
+        self.assertIn("up-goes-on", done.stdout)
+        for flag in ("archive_deleted_rows", "--all-cells", "--until-complete", "--purge"):
+            self.assertIn(flag, args)
+        self.assertIn("cell1.instance_actions", logged)
+
+    def test_nothing_to_archive_is_quiet(self):
+        done, _, _ = self.archive(0, "Nothing was archived.\n")
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual("up-goes-on\n", done.stdout)
+
+    def test_a_failure_is_a_warning_and_up_goes_on(self):
+        done, _, logged = self.archive(3, "no connection to the API database\n")
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertIn("warning: nova-manage db archive_deleted_rows exited 3", done.stdout)
+        self.assertIn("up-goes-on", done.stdout)
+        self.assertIn("no connection to the API database", logged)
