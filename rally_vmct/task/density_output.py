@@ -61,6 +61,10 @@ COLUMNS = (
     ("instances found on the hosts", "found", None),
 )
 LIMIT_COLUMNS = ("instances reached", "max_servers", "limit", "reason")
+# The cell of a host memory increase no larger than the hosts' own fluctuation before the
+# first create: other processes' memory moved as much as the instances' (a fall of the
+# hosts' memory used during a fill is no negative cost of the instances).
+WITHIN_FLUCTUATION = "within the hosts' fluctuation"
 
 
 def table_title(kind):
@@ -81,12 +85,21 @@ class ServerRow:
     build_s: float       # create request -> ACTIVE
 
 
+@dataclasses.dataclass(frozen=True)
+class Baseline:
+    """The hosts' memory used before the first create (bytes): its mean and its range."""
+
+    used: float
+    spread: float = 0.0
+
+
 @dataclasses.dataclass
 class StepCost:
     """The hosts' memory over the window after a step (bytes; None: not measured)."""
 
     used: float | None = None
     increase_per_instance: float | None = None
+    within_fluctuation: bool = False
     pss_per_instance: float | None = None
     cgroup_per_instance: float | None = None
     found: int = 0
@@ -134,7 +147,7 @@ def step_cost(per_host, server_ids, window, baseline):
     """:class:`StepCost` of the instances ``server_ids`` over ``window`` (epoch bounds).
 
     :param per_host: ``[samples]`` of every monitored host (:func:`hostmon.read_window`)
-    :param baseline: the hosts' memory used before the first create (bytes), or None
+    :param baseline: :class:`Baseline` before the first create, or None
     """
     phase = [("settle", [window])]
     used = [hostmon.summarize(samples, phase)[0]["mem_used_mean"] for samples in per_host]
@@ -150,8 +163,17 @@ def step_cost(per_host, server_ids, window, baseline):
                 break
     cost.pss_per_instance, cost.cgroup_per_instance = _mean(pss), _mean(cgroup)
     if cost.used is not None and baseline is not None and server_ids:
-        cost.increase_per_instance = (cost.used - baseline) / len(server_ids)
+        increase = cost.used - baseline.used
+        if increase > baseline.spread:
+            cost.increase_per_instance = increase / len(server_ids)
+        else:
+            cost.within_fluctuation = True
     return cost
+
+
+def _spread(samples):
+    used = [s["mem"]["used"] for s in samples if (s.get("mem") or {}).get("used") is not None]
+    return max(used) - min(used) if used else 0.0
 
 
 class Monitor:
@@ -176,16 +198,20 @@ class Monitor:
                 found.append(hostmon.read_window(f, t0, t1))
         return found
 
-    def used(self, t0, t1):
-        """The hosts' memory used, mean over [t0, t1] summed over hosts; None if unknown."""
-        return step_cost(self.samples(t0, t1), [], (t0, t1), None).used
+    def baseline(self, t0, t1):
+        """:class:`Baseline` over [t0, t1], summed over hosts; None if their memory is unknown."""
+        per_host = self.samples(t0, t1)
+        used = step_cost(per_host, [], (t0, t1), None).used
+        if used is None:
+            return None
+        return Baseline(used, sum(_spread(samples) for samples in per_host))
 
     def cost(self, server_ids, window, baseline):
         return step_cost(self.samples(*window), server_ids, window, baseline)
 
 
 def _cell(value, scale):
-    if scale is None:
+    if scale is None or isinstance(value, str):
         return value
     return NOT_MEASURED if value is None else round(value * scale, 3)
 
@@ -196,6 +222,8 @@ def table(kind, fill, monitored):
     for row in fill.rows:
         cost = fill.costs.get(row.instances)
         values = dict(dataclasses.asdict(row), **(dataclasses.asdict(cost) if cost else {}))
+        if values.get("within_fluctuation"):
+            values["increase_per_instance"] = WITHIN_FLUCTUATION
         rows.append([_cell(values.get(key), scale) if key in values else NOT_MEASURED
                      for _, key, scale in COLUMNS])
     about = ("the vmct_host_monitor context's samples of the settle time after each step"
@@ -203,7 +231,10 @@ def table(kind, fill, monitored):
     return {"title": table_title(kind), "chart_plugin": "Table",
             "description": "One row per server in boot order; 'instances' counts the servers "
                            "running once it was reachable. Memory after each step: %s. "
-                           "Host memory used is summed over the monitored hosts." % about,
+                           "Host memory used is summed over the monitored hosts; its increase "
+                           "over the level before the first create is shown per instance "
+                           "only when larger than the range of that level's samples "
+                           "(else '%s')." % (about, WITHIN_FLUCTUATION),
             "data": {"cols": [name for name, _, _ in COLUMNS], "rows": rows}}
 
 

@@ -137,10 +137,10 @@ class Density(instance.InstanceScenario):
         return status in ABORT_STATUSES
 
     def _baseline(self, monitor):
-        """The hosts' memory used before the first create; None when unreadable."""
+        """The hosts' memory before the first create (``Baseline``); None when unreadable."""
         now = self.clock.wall()
         try:
-            return monitor.used(now - BASELINE_SECONDS, now)
+            return monitor.baseline(now - BASELINE_SECONDS, now)
         except Exception as e:
             LOG.warning("VMCT.density: no host memory baseline: %s: %s"
                         % (type(e).__name__, e))
