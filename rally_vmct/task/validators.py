@@ -83,15 +83,7 @@ def proxy_problem(template):
 
 def has_context(config, name):
     """Does the workload's config list context ``name`` (with or without @platform)?"""
-    return context_config(config, name) is not None
-
-
-def context_config(config, name):
-    """The config of the workload's context ``name`` (with or without @platform), or None."""
-    for key, value in (config.get("contexts") or {}).items():
-        if key.split("@")[0] == name:
-            return value if isinstance(value, dict) else {}
-    return None
+    return any(key.split("@")[0] == name for key in (config.get("contexts") or {}))
 
 
 def instance_scenario(cls):
@@ -457,10 +449,10 @@ class NativeMonitorValidator(validation.Validator):
 
     def validate(self, context, config, plugin_cls, plugin_cfg):
         config = config or {}
-        monitor = context_config(config, host_monitor_output.KEY)
         hosts = config.get("args", {}).get("hosts")
-        if monitor is None or not isinstance(hosts, list):
+        if not has_context(config, host_monitor_output.KEY) or not isinstance(hosts, list):
             return
+        monitor = capacity.context_config(config.get("contexts"), host_monitor_output.KEY)
         ports = monitor.get(host_monitor_output.NATIVE_PORTS) or []
         missing = ["hosts[%d] (%s port %s)" % (i, host.get("host"), vmct_ssh.spec_port(host))
                    for i, host in enumerate(hosts)
