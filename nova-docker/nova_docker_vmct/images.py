@@ -180,12 +180,27 @@ class ImageCache(object):
             loaded[0].tag(repository, tag)
         return ref
 
-    def remove(self, image_id):
-        """Drop a cached image (containers still using it keep it)."""
+    def remove(self, image_id, reason='asked to'):
+        """Drop a cached image's tag; False when it is gone or still used.
+
+        Containers still using it keep it (the engine refuses, 409).
+        """
+        ref = self.ref(image_id)
         try:
-            self._client.images.remove(self.ref(image_id), noprune=False)
-        except (docker.errors.ImageNotFound, docker.errors.APIError) as e:
-            LOG.debug('Not removing cached image %s: %s', image_id, e)
+            self._client.images.remove(ref, noprune=False)
+        except docker.errors.ImageNotFound:
+            LOG.debug('Cached image %s is already gone', ref)
+            return False
+        except docker.errors.APIError as e:
+            # 409: a container created since the listing uses it
+            log = LOG.debug if e.status_code == 409 else LOG.warning
+            log('Not removing cached image %(ref)s (%(reason)s): %(err)s',
+                {'ref': ref, 'reason': reason, 'err': e})
+            return False
+        self._ensured.pop(image_id, None)
+        LOG.info('Removed cached image %(ref)s of Glance image %(id)s: '
+                 '%(reason)s', {'ref': ref, 'id': image_id, 'reason': reason})
+        return True
 
     def cached_images(self):
         """Every cache tag of the repository in the engine (CachedImage)."""
@@ -252,7 +267,7 @@ class ImageCache(object):
             reason = removal_reason(
                 busy or (handed_out is not None and handed_out > recent),
                 age, min_age, lambda: exists(cached))
-            if reason and self._remove_tag(cached, reason):
+            if reason and self.remove(cached.image_id, reason):
                 removed[cached.image_id] = reason
         if unknown:
             LOG.warning('Glance did not answer for %d cached images (%s; '
@@ -266,21 +281,3 @@ class ImageCache(object):
             cached.image.tag(repository, tag)
         except docker.errors.APIError as e:
             LOG.debug('Cannot tag %s again: %s', cached.ref, e)
-
-    def _remove_tag(self, cached, reason):
-        try:
-            self._client.images.remove(cached.ref, noprune=False)
-        except docker.errors.ImageNotFound:
-            LOG.debug('Cached image %s is already gone', cached.ref)
-            return False
-        except docker.errors.APIError as e:
-            # 409: a container created since the listing uses it
-            log = LOG.debug if e.status_code == 409 else LOG.warning
-            log('Not removing cached image %(ref)s (%(reason)s): %(err)s',
-                {'ref': cached.ref, 'reason': reason, 'err': e})
-            return False
-        self._ensured.pop(cached.image_id, None)
-        LOG.info('Removed cached image %(ref)s of Glance image %(id)s: '
-                 '%(reason)s', {'ref': cached.ref, 'id': cached.image_id,
-                                'reason': reason})
-        return True
