@@ -50,6 +50,9 @@ service_head() {
 # users they create) hundreds of times a run: about 13 CPU-minutes of an e2e run, taken from the
 # instances being measured. The AIO listens on loopback only.
 KEYSTONE_HASH_ROUNDS=4
+# Present once the admin's password is hashed at that cost: made by the bootstrap of a new state
+# (init_databases), or by start_keystone setting an older state's admin password again.
+ADMIN_HASHED_STAMP=$S/data/.admin_hash_rounds_$KEYSTONE_HASH_ROUNDS
 
 write_keystone_conf() {
     mkdir -p "$S/etc/keystone"

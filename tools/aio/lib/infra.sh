@@ -116,7 +116,8 @@ init_databases() {
         # shellcheck disable=SC2086
         neutron-db-manage $(for f in $NEUTRON_CFGS; do echo --config-file "$f"; done) upgrade head
     ) >"$S/logs/dbinit.log" 2>&1 || die "database init failed, see $S/logs/dbinit.log"
-    touch "$S/data/.db_initialized"
+    # keystone-manage bootstrap hashed the admin's password with the keystone.conf written before
+    touch "$S/data/.db_initialized" "$ADMIN_HASHED_STAMP"
 }
 
 # Nova soft-deletes: every server ever booted stays in the cell database (the instance, its

@@ -14,10 +14,9 @@ start_keystone() {
     # A state made before KEYSTONE_HASH_ROUNDS holds the admin's password at bcrypt cost 12:
     # set again (the same password), it is hashed at the configured cost. Only the admin's: a
     # service user's new password would revoke the tokens its running services cached.
-    local rehashed=$S/data/.admin_hash_rounds_$KEYSTONE_HASH_ROUNDS
-    if [ ! -f "$rehashed" ]; then
+    if [ ! -f "$ADMIN_HASHED_STAMP" ]; then
         aio_py admin-password || die "setting the admin password again failed"
-        touch "$rehashed"
+        touch "$ADMIN_HASHED_STAMP"
     fi
 }
 
