@@ -74,9 +74,31 @@ def until(predicate, timeout, what, interval=0.2):
         time.sleep(interval)
 
 
-def aio_up():
-    return os.path.exists(os.path.join(AIO_DIR, "admin-openrc")) and os.path.exists(
-        os.path.join(AIO_DIR, "pids", "nova-api.pid"))
+def pid_alive(pid):
+    """True for a running process; false for a zombie, as tools/aio's pid_alive."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def aio_down_reason():
+    """None when the all-in-one cloud runs; else what is missing, for a test's failure."""
+    if not os.path.exists(os.path.join(AIO_DIR, "admin-openrc")):
+        return "%s/admin-openrc is missing: tools/aio/up never ran there" % AIO_DIR
+    pids = os.path.join(AIO_DIR, "pids")
+    dead = []
+    for name in sorted(os.listdir(pids)) if os.path.isdir(pids) else []:
+        with open(os.path.join(pids, name)) as f:
+            text = f.read().strip()
+        if not (text.isdigit() and pid_alive(int(text))):
+            dead.append("%s (pid %s)" % (name[:-len(".pid")], text or "none"))
+    if not os.path.exists(os.path.join(pids, "nova-api.pid")):
+        return "no %s/nova-api.pid: the all-in-one cloud is not up" % pids
+    if dead:
+        return "the all-in-one cloud is not up: not running: %s" % ", ".join(dead)
+    return None
 
 
 def admin_env():

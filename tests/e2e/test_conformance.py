@@ -37,10 +37,10 @@ def load(name):
 
 @test_demo_task.needs_e2e
 @unittest.skipIf(SKIPPED, "the stage ran without conformance (VMCT_SKIP_CONFORMANCE=1)")
-class ConformanceTest(unittest.TestCase):
+class ConformanceTest(test_demo_task.ArtifactTest):
 
     @classmethod
-    def setUpClass(cls):
+    def load_artifacts(cls):
         cls.summary = load("conformance.json")
         cls.report = load("rally.json")
         cls.kinds = [k for k in test_demo_task.load("expected.json")["kinds"] if k != "native"]
@@ -141,11 +141,11 @@ class ConformanceTest(unittest.TestCase):
 
 @test_demo_task.needs_e2e
 @unittest.skipIf(SKIPPED, "the stage ran without conformance (VMCT_SKIP_CONFORMANCE=1)")
-class ConformanceLeftNothingTest(unittest.TestCase):
+class ConformanceLeftNothingTest(test_demo_task.ArtifactTest):
     """Nothing of the Rally task or of tempest is left in the cloud."""
 
     @classmethod
-    def setUpClass(cls):
+    def load_artifacts(cls):
         with open(os.path.join(E2E_DIR, "inventory-after-conformance.json")) as f:
             cls.after = json.load(f)
         with open(os.path.join(E2E_DIR, "conformance", "rally-task-uuids")) as f:

@@ -23,7 +23,8 @@ The AIO must be up (tools/test-stages/50-e2e runs these after the demo, before t
 down). Each test or part writes $VMCT_E2E_DIR/faults/<name>/ (task, log, report, outcome.json:
 its row, with the time since its test began); the
 module writes $VMCT_E2E_DIR/faults/table.md, the README's fault table. They take the whole
-cloud: run them alone. Without $VMCT_E2E_DIR, or with VMCT_SKIP_FAULTS=1, they are skipped.
+cloud: run them alone. Without $VMCT_E2E_DIR, or with VMCT_SKIP_FAULTS=1, they are skipped;
+when the cloud is not up (it died during the stage), each fails naming what is not running.
 """
 
 import json
@@ -55,7 +56,7 @@ SETTLE = 90
 
 
 def setUpModule():
-    if E2E_DIR and os.environ.get("VMCT_SKIP_FAULTS") != "1" and faults.aio_up():
+    if E2E_DIR and os.environ.get("VMCT_SKIP_FAULTS") != "1":
         os.makedirs(OUT, exist_ok=True)
 
 
@@ -79,17 +80,18 @@ def tearDownModule():
 
 @test_demo_task.needs_e2e
 @unittest.skipIf(os.environ.get("VMCT_SKIP_FAULTS") == "1", "VMCT_SKIP_FAULTS=1")
-@unittest.skipUnless(faults.aio_up(), "the all-in-one cloud is not up")
 class FaultTest(unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.rally = faults.rally_wrapper(E2E_DIR)
-        with open(os.path.join(faults.AIO_DIR, "task-args.yaml")) as f:
-            cls.args = yaml.safe_load(f)
-        cls.kinds = {k["name"]: k for k in cls.args["kinds"]}
+    """Each test fails at once, naming what is not running, when the cloud is not up."""
 
     def setUp(self):
+        # here, not in setUpClass: a class-level failure would hide the tests it stops
+        down = faults.aio_down_reason()
+        if down:
+            self.fail(down)
+        self.rally = faults.rally_wrapper(E2E_DIR)
+        with open(os.path.join(faults.AIO_DIR, "task-args.yaml")) as f:
+            self.args = yaml.safe_load(f)
+        self.kinds = {k["name"]: k for k in self.args["kinds"]}
         self.t0 = time.monotonic()
         self.name = self.id().rsplit(".", 1)[-1][len("test_"):]
 

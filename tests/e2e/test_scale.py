@@ -18,8 +18,8 @@ LEVELS = [1, 8, 32]
 class ScaleTest(test_demo_task.E2ETest):
 
     @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
+    def load_artifacts(cls):
+        super().load_artifacts()
         cls.report = test_demo_task.load(os.path.join("scale", "task.json"))
         cls.data = test_demo_task.load(os.path.join("scale", "comparison.json"))
         ci = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "tasks", "args",

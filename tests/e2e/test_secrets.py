@@ -41,8 +41,8 @@ AIO_DIR = os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio")
 class SecretsTest(test_demo_task.E2ETest):
 
     @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
+    def load_artifacts(cls):
+        super().load_artifacts()
         e2e = test_demo_task.E2E_DIR
         report = os.path.join(e2e, "secrets-scan.json")
         proc = subprocess.run(
