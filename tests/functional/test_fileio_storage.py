@@ -31,7 +31,7 @@ def fileio(time_s=2, **params):
     return item
 
 
-def test_file_flags(workdir):
+def open_test_file_flags(workdir):
     """``{path: flags}`` of the test_file.* that a sysbench working in ``workdir`` holds."""
     found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -78,7 +78,7 @@ class FileioStorageTestCase(testtools.TestCase):
         seen = {}
         deadline = time.monotonic() + 15
         while thread.is_alive() and time.monotonic() < deadline and len(seen) < 2:
-            seen.update(test_file_flags(workdir))
+            seen.update(open_test_file_flags(workdir))
             time.sleep(0.05)
         thread.join(30)
         facts, _, (result,) = done["out"]
@@ -102,7 +102,7 @@ class FileioStorageTestCase(testtools.TestCase):
         thread.start()
         seen = {}
         while thread.is_alive() and len(seen) < 2:
-            seen.update(test_file_flags(workdir))
+            seen.update(open_test_file_flags(workdir))
             time.sleep(0.05)
         thread.join(30)
         self.assertEqual(2, len(seen))

@@ -37,8 +37,9 @@ class ValuesTestCase(testtools.TestCase):
         self.assertEqual("docker.DockerDriver", py["VMCT_DOCKER_COMPUTE_DRIVER"])
 
     def test_sh_can_source_it(self):
-        subprocess.run(["sh", "-c", '. "$1" && [ "$VMCT_FLAVOR_NAME" = vmct.tiny ]', "-",
-                        VALUES], check=True)
+        proc = subprocess.run(["sh", "-c", '. "$1" && echo "$VMCT_FLAVOR_NAME"', "-", VALUES],
+                              capture_output=True, text=True)
+        self.assertEqual((0, "vmct.tiny\n"), (proc.returncode, proc.stdout), proc.stderr)
 
     def test_python_reader_rejects_shell_code(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, "v")
