@@ -778,7 +778,20 @@ class TestHost(DriverTestCase):
 
     def test_init_host_ok(self):
         self.conf.config(group='docker', host_attach='linuxbridge')
+        log = self.useFixture(fixtures.FakeLogger(
+            name='nova_docker_vmct.driver', level=logging.INFO))
         self.driver.init_host('h')
+        # it asked the engine, and says which engine and Nova it runs with
+        self.assertIn('Docker engine 20.10.24 (API 1.41) at unix:///var/run/docker.sock',
+                      log.output)
+        self.assertIn('Nova %s' % docker_driver.nova_version(), log.output)
+
+    def test_init_host_without_nsenter(self):
+        self.useFixture(fixtures.MockPatch(
+            'nova_docker_vmct.network.shutil.which',
+            lambda tool: None if tool == 'nsenter' else '/usr/sbin/' + tool))
+        e = self.assertRaises(exception.NovaException, self.driver.init_host, 'h')
+        self.assertIn('needs nsenter on the PATH', str(e))
 
     def test_init_host_unsupported_nova(self):
         self.patch(docker_driver, 'nova_version', lambda: '35.0.0')
