@@ -23,12 +23,21 @@ on that kind of compute host::
       ssh_user: root                      # optional (root)
       ssh_port: 22                        # optional (22)
       ssh_key_file: ~/.ssh/id_vmct        # optional; else the keypair context's key
+      floating_network: public            # optional: reach servers at a floating IP of it
+
+With ``floating_network`` (an external network's name or id) every server of
+the kind gets a floating IP of that network once it is ACTIVE
+(:mod:`rally_vmct.task.server.floating_ip`), the address every probe, SSH
+session and workload uses, released when the server is deleted.
 
 Scenarios annotate their argument with :data:`KindArg`: Rally validates the
 spec against :class:`KindSpec` (unknown keys, a missing image or flavor are
 rejected by ``rally task validate`` naming ``kind``), and the ``vmct_kind``
 resource type resolves the image and flavor to ids once per workload, adding
-``image_id`` and ``flavor_id`` to what ``run()`` receives. The label stays in
+``image_id`` and ``flavor_id`` (and ``floating_network_id``) to what ``run()``
+receives. A spec that matches several images or flavors, a kernel or ramdisk
+image, a floating network that does not exist or is not external are refused
+naming the kind (:mod:`rally_vmct.task.lookup`). The label stays in
 the workload's stored arguments, where the exporter reads it
 (:func:`rally_vmct.task.output.kind_of`). Contexts take the same spec
 (:data:`KIND_SCHEMA`, made from :class:`KindSpec`) and resolve it with the same
@@ -85,6 +94,7 @@ class KindSpec(te.TypedDict, closed=True):
     ssh_user: te.NotRequired[t.Annotated[str, typeutils.Field(min_length=1)]]
     ssh_port: te.NotRequired[t.Annotated[int, typeutils.Field(ge=1, le=65535)]]
     ssh_key_file: te.NotRequired[t.Annotated[str, typeutils.Field(min_length=1)]]
+    floating_network: te.NotRequired[t.Annotated[str, typeutils.Field(min_length=1)]]
 
 
 KindArg = t.Annotated[KindSpec, types.Convert("vmct_kind")]
@@ -138,24 +148,37 @@ def lookup_context(context, user=None):
 
 
 def resolve(kind, context, cache=None):
-    """``kind`` with ``image_id`` and ``flavor_id`` added (ids already there are kept).
+    """``kind`` with ``image_id``, ``flavor_id`` (and ``floating_network_id``) added.
 
-    The look-ups are rally-openstack's ``glance_image`` and ``nova_flavor``
-    resource types, in ``context`` (see :func:`lookup_context`); ``cache`` is
-    Rally's per-workload resource cache. Raises :class:`KindError` for a spec
-    :func:`problems` rejects.
+    Ids already there are kept. The look-ups (:mod:`rally_vmct.task.lookup`) are
+    made as ``context``'s first user (see :func:`lookup_context`), else its admin;
+    ``cache`` is Rally's per-workload resource cache. Raises :class:`KindError`
+    for a spec :func:`problems` rejects, or that names no resource, several, a
+    kernel or ramdisk image, or a network that is not external.
     """
     # Imported here: rally_openstack is only needed when a workload runs.
-    from rally_openstack.task import types as openstack_types
+    from rally_vmct.task import lookup
 
     wrong = problems(kind)
     if wrong:
         raise KindError("; ".join(wrong))
     resolved = dict(kind)
-    for key, type_ in (("image", openstack_types.GlanceImage),
-                       ("flavor", openstack_types.Flavor)):
-        if not resolved.get(key + "_id"):
-            resolved[key + "_id"] = type_(context, cache).pre_process(kind[key], config={})
+    clients = []
+
+    def cloud():
+        if not clients:
+            clients.append(lookup.clients_of(context))
+        return clients[0]
+    try:
+        if not resolved.get("image_id"):
+            resolved["image_id"] = lookup.image(cloud(), kind["image"], cache).id
+        if not resolved.get("flavor_id"):
+            resolved["flavor_id"] = lookup.flavor(cloud(), kind["flavor"]).id
+        if kind.get("floating_network") and not resolved.get("floating_network_id"):
+            resolved["floating_network_id"] = lookup.external_network(
+                cloud().neutron(), kind["floating_network"]).id
+    except lookup.ResourceError as e:
+        raise KindError("kind %r: %s" % (kind.get("name"), e)) from None
     return resolved
 
 

@@ -11,9 +11,15 @@
 # under the License.
 """What only the cloud knows about an instance: its Nova hypervisor and compute host.
 
-Needs Rally's admin credential (``OS-EXT-SRV-ATTR:*`` and os-hypervisors are admin
-API). Without it, or when a lookup fails, the facts say unknown: the benchmark
-iteration never fails for this (a warning is logged).
+The hypervisor facts need Rally's admin credential (``OS-EXT-SRV-ATTR:*`` and
+os-hypervisors are admin API). Without it, or when a lookup fails (a Forbidden
+included), the facts say unknown and why: the benchmark iteration never fails
+for this (a warning is logged).
+
+Whether the netperf peer shares the instance's compute host (:func:`peer_host`)
+needs no admin: every user sees a server's ``hostId``, a hash of its project
+and compute host, so two servers of one project with the same ``hostId`` are
+on the same host; ``OS-EXT-SRV-ATTR:host`` is used where the user sees it.
 """
 
 from rally.common import logging
@@ -57,6 +63,50 @@ def same_compute_host(nova, server_id, host):
         return None
     other = getattr(nova.servers.get(server_id), HOST_ATTR, None)
     return None if not other else other == host
+
+
+SAME_HOST = "same host"
+DIFFERENT_HOST = "different host"
+UNKNOWN_HOST = "unknown"
+
+
+def peer_host(nova, server_id, peer_server_id):
+    """``(answer, how)``: does the peer run on the server's compute host; never raises.
+
+    ``answer`` is :data:`SAME_HOST`, :data:`DIFFERENT_HOST` or :data:`UNKNOWN_HOST`;
+    ``how`` says what it was read from, or why it is unknown.
+    :param nova: a Nova client of the servers' project (a user's: ``hostId``)
+    """
+    try:
+        server, peer = nova.servers.get(server_id), nova.servers.get(peer_server_id)
+    except Exception as e:
+        LOG.warning("Cannot read servers %s and %s to compare their hosts (%s: %s)"
+                    % (server_id, peer_server_id, type(e).__name__, e))
+        return UNKNOWN_HOST, "the servers could not be read (%s)" % type(e).__name__
+    for attribute, what in ((HOST_ATTR, "compute hosts"), ("hostId", "hostId")):
+        values = getattr(server, attribute, None), getattr(peer, attribute, None)
+        if all(values):
+            answer = SAME_HOST if values[0] == values[1] else DIFFERENT_HOST
+            if attribute == HOST_ATTR:
+                return answer, "%s %s and %s" % (what, values[0], values[1])
+            return answer, "the servers' %s (equal within a project: the same host)" % what
+    return UNKNOWN_HOST, "Nova shows neither the servers' compute host nor their hostId"
+
+
+def placement_text(requested, answer):
+    """netperf_peer_placement: the placement asked for, and whether it held."""
+    if not requested:
+        return "not requested (the scheduler decides)"
+    wanted = SAME_HOST if requested == "same_host" else DIFFERENT_HOST
+    text = "%s (scheduler hint)" % requested
+    if answer == UNKNOWN_HOST:
+        return text + "; whether it held is unknown"
+    if answer != wanted:
+        return (text + "; NOT honoured, the peer is on a %s: Nova's scheduler needs "
+                "%s in [filter_scheduler] enabled_filters"
+                % (answer, "SameHostFilter" if requested == "same_host"
+                   else "DifferentHostFilter"))
+    return text + "; honoured"
 
 
 def lookup(admin_nova, server_id, peer_server_id=None):

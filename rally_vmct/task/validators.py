@@ -16,8 +16,10 @@
   ``boot_args`` and the SSH key source fit together (``probe: none``, instances
   that cannot be reached, never with ``wait_for_ssh``).
 * ``vmct_kind_resources`` (semantic, needs the cloud): the kind's image,
-  flavor and availability zone exist and the image fits the flavor
-  (rally-openstack's ``image_valid_on_flavor`` applied to the nested
+  flavor, availability zone and floating network exist, each spec names one
+  resource (several matches are refused, naming them), the image is a disk (not
+  a kernel or ramdisk), the floating network is external, and the image fits the
+  flavor (rally-openstack's ``image_valid_on_flavor`` applied to the nested
   ``kind.image``/``kind.flavor``).
 * ``vmct_capacity`` (semantic): the workload's concurrency fits the users' Nova
   quotas and placement's capacity of the kind's compute hosts
@@ -171,7 +173,12 @@ class AccessValidator(validation.Validator):
 @validation.add("required_platform", platform="openstack", users=True)
 @validation.configure(name="vmct_kind_resources", platform="openstack")
 class KindResourcesValidator(ArgumentValidator):
-    """The kind's image, flavor and availability zone exist; the image fits the flavor."""
+    """The kind's image, flavor, zone and floating network exist; the image fits the flavor.
+
+    An image or flavor spec that matches several resources is refused naming them,
+    as is a kernel or ramdisk image (aki/ari) and a floating network that is not
+    external (:mod:`rally_vmct.task.lookup`); the users' view of the cloud decides.
+    """
 
     def __init__(self, param_name="kind"):
         super().__init__(param_name)
@@ -180,24 +187,46 @@ class KindResourcesValidator(ArgumentValidator):
         # Imported here: rally_openstack's validators need Rally's options loaded.
         from rally_openstack.common import validators as openstack_validators
 
+        from rally_vmct.task import lookup
+
         kind = self.argument(config, plugin_cfg)
         if not isinstance(kind, dict) or kinds.problems(kind):
             return          # the syntax validators report it
-        flat = {"args": {"image": kind.get("image"), "flavor": kind.get("flavor")},
+        where = "Argument '%s' (kind %r)" % (self.param_name, kind.get("name"))
+        try:
+            clients = lookup.clients_of(context)
+            image = lookup.image(clients, kind["image"])
+            flavor = lookup.flavor(clients, kind["flavor"])
+        except lookup.ResourceError as e:
+            self.fail("%s: %s" % (where, e))
+        flat = {"args": {"image": {"id": image.id}, "flavor": {"id": flavor.id}},
                 "contexts": (config or {}).get("contexts", {})}
         fits = openstack_validators.ImageValidOnFlavorValidator(flavor_param="flavor",
                                                                 image_param="image")
         try:
             fits.validate(context, flat, plugin_cls, plugin_cfg)
         except validation.ValidationError as e:
-            self.fail("Argument '%s' (kind %r): %s"
-                      % (self.param_name, kind.get("name"), e.message))
+            self.fail("%s: %s" % (where, e.message))
         zone = (kind.get("availability_zone") or "").partition(":")[0]
         known = self._zones(context) if zone else None
         if known is not None and zone not in known:
-            self.fail("Argument '%s' (kind %r): availability zone %r not found; the cloud's "
-                      "zones: %s" % (self.param_name, kind.get("name"), zone,
-                                     ", ".join(sorted(known)) or "none"))
+            self.fail("%s: availability zone %r not found; the cloud's zones: %s"
+                      % (where, zone, ", ".join(sorted(known)) or "none"))
+        if kind.get("floating_network"):
+            self._floating_network(where, clients, kind["floating_network"])
+
+    def _floating_network(self, where, clients, name):
+        from rally_vmct.task import lookup
+
+        try:
+            lookup.external_network(clients.neutron(), name)
+        except lookup.ResourceError as e:
+            self.fail("%s: %s" % (where, e))
+        except Exception as e:
+            self.fail("%s: kind.floating_network %r could not be checked, Neutron did not "
+                      "answer (%s: %s): floating IPs need Neutron; leave floating_network "
+                      "out to reach instances on their fixed address"
+                      % (where, name, type(e).__name__, e))
 
     @staticmethod
     def _zones(context):
@@ -401,6 +430,12 @@ class BenchmarkAccessValidator(validation.Validator):
         if isinstance(peer, str) and peer not in (peer_context.PEER_INSTANCE,
                                                   peer_context.PEER_NONE):
             return          # args-spec reports it
+        peer_instance = peer == peer_context.PEER_INSTANCE or (peer is None and has_peer_context)
+        if args.get("peer_placement") and not peer_instance:
+            self.fail("Argument 'peer_placement' (%s) places the instance relative to the "
+                      "netperf peer instance, so it needs the '%s' context and netperf_peer "
+                      "'instance' (its default with the context); leave peer_placement out "
+                      "for a peer outside Nova" % (args["peer_placement"], peer_context.KEY))
         if "workloads" not in args:
             return
         try:

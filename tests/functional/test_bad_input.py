@@ -83,6 +83,8 @@ GOOD = {
 # Arguments that only make sense together with another one: cv_target needs max_runs,
 # netperf workloads a peer.
 COMPANIONS = {"cv_target": {"max_runs": 3}, "workloads": {"netperf_peer": {"host": "127.0.0.1"}}}
+# ... or with a context: peer_placement places the instance relative to the peer instance.
+CONTEXT_COMPANIONS = {"peer_placement": {"vmct_netperf_peer": {"kind": GOOD["kind"][0]}}}
 # "" is a good value of these: proxy_command "" means no proxy.
 EMPTY_OK = {"proxy_command"}
 # A context is validated inside a workload of this scenario.
@@ -390,6 +392,7 @@ def task_of(case, found):
             args.pop(case.argument)
         else:
             args.update(COMPANIONS.get(case.argument, {}), **{case.argument: case.value})
+        contexts.update(CONTEXT_COMPANIONS.get(case.argument, {}))
     else:
         cls = rally_scenario.Scenario.get(CONTEXT_HOST)
         args = scenario_args(cls)

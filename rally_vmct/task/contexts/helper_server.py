@@ -146,7 +146,13 @@ class HelperServer(object):
 
     @property
     def address(self):
+        """The address the harness reaches the server at (a floating IP, if the kind says)."""
         return self.session.address
+
+    @property
+    def fixed_address(self):
+        """The server's own address on its network, where other servers reach it."""
+        return self.session.fixed_address or self.session.address
 
     def describe(self):
         return "server %s (kind %s, %s)" % (
@@ -213,19 +219,25 @@ class HelperServer(object):
         return image_id
 
     def close(self):
-        """Delete the server (if any) and wait until it is gone; never raises."""
+        """Delete the server (if any), wait until it is gone, release its floating IP.
+
+        Never raises.
+        """
         self.disconnect()
         session = self.session
-        if session.server is None or session.deleted:
-            return
         try:
-            session.delete()
-        except Exception as e:
-            if waiter.is_not_found(e):
+            if session.server is None or session.deleted:
                 return
-            LOG.warning("Deleting %s failed (%s: %s); retrying once"
-                        % (self.describe(), type(e).__name__, e))
-            session.cleanup(again=True)
+            try:
+                session.delete()
+            except Exception as e:
+                if waiter.is_not_found(e):
+                    return
+                LOG.warning("Deleting %s failed (%s: %s); retrying once"
+                            % (self.describe(), type(e).__name__, e))
+                session.cleanup(again=True)
+        finally:
+            session.release_floating_ip()
 
 
 def delete_image(glance, image_id):

@@ -45,10 +45,13 @@ class NetperfPeer(context.OpenStackContext):
     (and for UDP_RR, UDP) to both ports: rally-openstack's allow_ssh context
     does. With the vmct_workload_image context for the same kind name, the
     peer boots that context's image. Cleanup deletes the servers and waits
-    until they are gone.
+    until they are gone. With the kind's floating_network the harness reaches
+    the peer at a floating IP (released at cleanup) while netperf targets the
+    peer's fixed address, so the path measured stays instance to instance on
+    the tenant network.
 
     Config: kind ({name, image, flavor, availability_zone, scheduler_hints,
-    ssh_user, ssh_port, ssh_key_file}, as the scenario's kind), boot_args
+    ssh_user, ssh_port, ssh_key_file, floating_network}, as the scenario's kind), boot_args
     (extra server create arguments, e.g. {nics: [{net-id: ID}]}),
     proxy_command (OpenSSH ProxyCommand syntax with %h %p %r; default
     [vmct] ssh_proxy_command), ssh_user (overrides kind.ssh_user),
@@ -89,7 +92,9 @@ class NetperfPeer(context.OpenStackContext):
         control_port = self.config["control_port"]
         runner.start_netserver(server.execute, control_port, timeout)
         server.disconnect()
-        tenant[KEY] = {"host": server.address, "control_port": control_port,
+        # netperf runs from the measured instance to the peer's own address on the tenant
+        # network, also when the harness reaches the peer at a floating IP
+        tenant[KEY] = {"host": server.fixed_address, "control_port": control_port,
                        "data_port": self.config["data_port"], "server_id": server.server_id,
                        "kind": kind["name"]}
         LOG.info("netperf peer of tenant %s: %s, netserver on port %d"

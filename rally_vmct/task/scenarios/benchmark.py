@@ -31,6 +31,9 @@ from rally_vmct.workloads import plan as plan_lib
 
 # The lifecycle probes but "none": the workloads run over SSH.
 Probe = t.Literal["tcp", "ping", "ssh"]
+# Where the measured instance lands relative to the netperf peer instance (Nova's
+# scheduler hints of the SameHostFilter and DifferentHostFilter).
+PeerPlacement = t.Literal["same_host", "different_host"]
 
 
 class PeerMissing(RuntimeError):
@@ -43,7 +46,7 @@ class PeerMissing(RuntimeError):
 @validation.add("vmct_workload_options")
 @validators.instance_scenario
 @scenario.configure(name="VMCT.boot_and_benchmark", platform="openstack",
-                    context={"cleanup@openstack": ["nova"]})
+                    context={"cleanup@openstack": ["nova", "neutron"]})
 class BootAndBenchmark(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg,
@@ -57,7 +60,8 @@ class BootAndBenchmark(instance.InstanceScenario):
             fileio_dir: str | None = None,
             min_runs: benchmarking.RunCount = 1,
             max_runs: benchmarking.RunCount | None = None,
-            cv_target: benchmarking.CvTarget | None = None):
+            cv_target: benchmarking.CvTarget | None = None,
+            peer_placement: PeerPlacement | None = None):
         """Boot a server of a kind, run sysbench and netperf in it over SSH, delete it.
 
         Atomic actions, in order: vmct.build, vmct.wait_for_network,
@@ -124,17 +128,29 @@ class BootAndBenchmark(instance.InstanceScenario):
             runs; netperf throughput, or transaction_rate for RR tests) is at
             most this (needs max_runs > min_runs). Every run is in the table
             "<kind>: <workload> runs"; the charts show the mean
+        :param peer_placement: "same_host" or "different_host": boot the
+            instance with that scheduler hint naming the netperf peer instance
+            (netperf_peer "instance"), so netperf measures the path within one
+            compute host or between two; unset, the scheduler decides. Nova
+            honours the hints only with SameHostFilter / DifferentHostFilter in
+            its [filter_scheduler] enabled_filters, so the facts record the path
+            actually taken: netperf_peer_host "same host", "different host" or
+            "unknown" (from the servers' hostId, which every user sees, or their
+            compute host where visible), netperf_peer_host_from (how it is known)
+            and netperf_peer_placement (what was asked, and whether it held)
         """
         options = benchmarking.run_options(fileio_dir, min_runs, max_runs, cv_target)
         kind = self._kind(kind, ssh_user)
         peer, peer_server_id = self._peer(netperf_peer)
         plan = self._plan(workloads, peer)
+        hints = self._placement_hints(peer_placement, peer_server_id)
         session = self._open_session(kind, probe, True, proxy_command)
         try:
-            session.wait_for_network(self._boot(session, boot_args))
+            session.wait_for_network(self._boot(session, boot_args, hints))
             facts, dialect, results, where = self._run_workloads(
                 session, plan, command_timeout, options, peer)
-            facts.update(self._cloud_facts(session, plan, peer, peer_server_id))
+            facts.update(self._cloud_facts(session, plan, peer, peer_server_id,
+                                           peer_placement))
             session.fetch_actions()
             gone = session.delete()
             self.add_output(additive=diagnostics.lifecycle_chart(session, gone.estimate))
@@ -158,6 +174,18 @@ class BootAndBenchmark(instance.InstanceScenario):
                                   "instance in this tenant)" % peer_context.KEY)
             server_id = netperf_peer.get("server_id")
         return benchmarking.peer_arguments(self, netperf_peer), server_id
+
+    @staticmethod
+    def _placement_hints(peer_placement, peer_server_id):
+        """Nova scheduler hints placing the instance relative to the peer instance."""
+        if not peer_placement:
+            return None
+        if not peer_server_id:
+            raise PeerMissing("Argument 'peer_placement' (%s) places the instance relative "
+                              "to the netperf peer instance: it needs netperf_peer 'instance' "
+                              "and the %s context; leave it out for another peer"
+                              % (peer_placement, peer_context.KEY))
+        return {peer_placement: [peer_server_id]}
 
     @staticmethod
     def _plan(workloads, peer):
@@ -188,12 +216,27 @@ class BootAndBenchmark(instance.InstanceScenario):
                 self, client, plan, where, command_timeout, options, peer)
         return facts, dialect, results, where
 
-    def _cloud_facts(self, session, plan, peer, peer_server_id):
-        """nova_hypervisor_type/version (admin API, never failing) and netperf_path."""
+    def _cloud_facts(self, session, plan, peer, peer_server_id, peer_placement=None):
+        """nova_hypervisor_type/version (admin API, never failing), the netperf path."""
         admin = self.admin_clients("nova") if getattr(self, "_admin_clients", None) else None
         facts, same_host = nova_facts.lookup(admin, session.server.id, peer_server_id)
         facts["netperf_path"] = facts_lib.NO_NETPERF
         if peer and "netperf" in plan_lib.needed_tools(plan):
+            if peer_server_id:
+                host = self._peer_host(session.server.id, peer_server_id, same_host)
+                facts.update(host)
+                facts["netperf_peer_placement"] = nova_facts.placement_text(
+                    peer_placement, host["netperf_peer_host"])
+                same_host = {nova_facts.SAME_HOST: True, nova_facts.DIFFERENT_HOST: False}.get(
+                    host["netperf_peer_host"])
             facts["netperf_path"] = facts_lib.instance_netperf_path(
                 peer["netperf_host"], bool(peer_server_id), same_host)
         return facts
+
+    def _peer_host(self, server_id, peer_server_id, admin_same_host):
+        """netperf_peer_host and netperf_peer_host_from: the user's view, else the admin's."""
+        answer, how = nova_facts.peer_host(self.clients("nova"), server_id, peer_server_id)
+        if answer == nova_facts.UNKNOWN_HOST and admin_same_host is not None:
+            answer = nova_facts.SAME_HOST if admin_same_host else nova_facts.DIFFERENT_HOST
+            how = "the servers' compute hosts (admin credential)"
+        return {"netperf_peer_host": answer, "netperf_peer_host_from": how}

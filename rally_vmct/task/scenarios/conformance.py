@@ -261,7 +261,7 @@ class ActionChecks:
 @validation.add("required_platform", platform="openstack", users=True)
 @validation.add("vmct_kind")
 @scenario.configure(name="VMCT.boot_and_check_actions", platform="openstack",
-                    context={"cleanup@openstack": ["nova"]})
+                    context={"cleanup@openstack": ["nova", "neutron"]})
 class BootAndCheckActions(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg,

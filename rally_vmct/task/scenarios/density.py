@@ -44,7 +44,7 @@ ABORT_STATUSES = (consts.TaskStatus.ABORTING, consts.TaskStatus.SOFT_ABORTING,
 
 @validators.instance_scenario
 @scenario.configure(name="VMCT.density", platform="openstack",
-                    context={"cleanup@openstack": ["nova"]})
+                    context={"cleanup@openstack": ["nova", "neutron"]})
 class Density(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg, max_servers: lifecycle.Count = 10,

@@ -52,14 +52,18 @@ class InstanceScenario(nova_utils.NovaScenario):
         return self.session_class(self.clients, kind, access, self._atomic_actions,
                                   clock=self.clock, poll_mode=poll_mode)
 
-    def _boot(self, session, boot_args=None):
-        """``vmct.build`` as this scenario's user, with the context's key, group and network."""
+    def _boot(self, session, boot_args=None, scheduler_hints=None):
+        """``vmct.build`` as this scenario's user, with the context's key, group and network.
+
+        ``scheduler_hints`` are added to the kind's.
+        """
         user = self.context.get("user")
         kind = kinds.resolve(session.kind, kinds.lookup_context(self.context, user))
         nics = server_session.tenant_nics(self.context.get("tenant"), self.context["iteration"])
         kwargs = server_session.create_kwargs(
             kind, boot_args, user or {}, nics,
-            lambda name: server_session.network_id(self.clients("neutron"), name))
+            lambda name: server_session.network_id(self.clients("neutron"), name),
+            scheduler_hints)
         return session.boot(self.generate_random_name(), kind["image_id"], kind["flavor_id"],
                             kwargs)
 

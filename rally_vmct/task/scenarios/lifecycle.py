@@ -40,7 +40,7 @@ Count = t.Annotated[int, scenario.Field(ge=1)]
 
 @validators.instance_scenario
 @scenario.configure(name="VMCT.boot_and_delete_server", platform="openstack",
-                    context={"cleanup@openstack": ["nova"]})
+                    context={"cleanup@openstack": ["nova", "neutron"]})
 class BootAndDeleteServer(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg, probe: Probe = "tcp", wait_for_ssh: bool = False,
@@ -86,8 +86,8 @@ class BootAndDeleteServer(instance.InstanceScenario):
         try:
             session.wait_for_network(self._boot(session, boot_args))
             if session.access.reachable:
-                session.add_row("build_and_network",
-                                session.row_total("build", "wait_for_network"))
+                session.add_row("build_and_network", session.row_total(
+                    "build", "associate_floating_ip", "wait_for_network"))
             session.fetch_actions()
             gone = session.delete()
             self.add_output(additive=diagnostics.lifecycle_chart(session, gone.estimate))
@@ -97,7 +97,7 @@ class BootAndDeleteServer(instance.InstanceScenario):
 
 @validators.instance_scenario
 @scenario.configure(name="VMCT.boot_and_reboot_server", platform="openstack",
-                    context={"cleanup@openstack": ["nova"]})
+                    context={"cleanup@openstack": ["nova", "neutron"]})
 class BootAndRebootServer(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg, reboot_type: t.Literal["hard", "soft"] = "soft",
@@ -166,7 +166,7 @@ class BootAndRebootServer(instance.InstanceScenario):
 
 @validators.instance_scenario
 @scenario.configure(name="VMCT.boot_stop_start_server", platform="openstack",
-                    context={"cleanup@openstack": ["nova"]})
+                    context={"cleanup@openstack": ["nova", "neutron"]})
 class BootStopStartServer(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg, cycles: Count = 1,

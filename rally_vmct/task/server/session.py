@@ -17,7 +17,9 @@ by them (:mod:`rally_vmct.common.timeline`):
 
 ==========================  ===================================================
 ``vmct.build``              create request -> ACTIVE (:meth:`ServerSession.boot`)
-``vmct.wait_for_network``   ACTIVE -> reachable (TCP connect / ping / SSH)
+``vmct.associate_floating_ip``  ACTIVE -> Neutron created the floating IP on the
+                            server's port (only with the kind's ``floating_network``)
+``vmct.wait_for_network``   ACTIVE (or associated) -> reachable (TCP / ping / SSH)
 ``vmct.wait_for_ssh``       reachable -> an SSH command succeeds (optional)
 ``vmct.delete``             delete request -> gone (404)
 ==========================  ===================================================
@@ -26,6 +28,10 @@ Reboot, stop and start are in :mod:`rally_vmct.task.server.power`. What the
 session observed (requests, transitions, probe attempts, phase durations) is
 its :class:`Record`, from which :mod:`rally_vmct.task.server.diagnostics`
 makes the iteration's tables.
+
+With the kind's ``floating_network`` the session's ``address`` (every probe,
+SSH session and workload) is the floating IP it created; :meth:`ServerSession.finish`
+releases it, after a failed iteration too (:mod:`rally_vmct.task.server.floating_ip`).
 """
 
 import collections
@@ -42,6 +48,8 @@ from rally_vmct.common import waiter
 from rally_vmct.common import watcher
 from rally_vmct import opts
 from rally_vmct.task import kinds
+from rally_vmct.task import lookup
+from rally_vmct.task.server import floating_ip as floating_ip_lib
 
 LOG = logging.getLogger(__name__)
 
@@ -49,6 +57,7 @@ LOG = logging.getLogger(__name__)
 ACTIONS_MICROVERSION = "2.51"
 # The probe of instances the harness cannot reach: no network, SSH or address phases.
 NO_PROBE = "none"
+FLOATING_IP_PHASE = "vmct.associate_floating_ip"
 NO_PROBE_WITH_SSH = ("Arguments 'probe: none' and 'wait_for_ssh: true' contradict each other: "
                      "probe none means the instances cannot be reached, so there is no SSH to "
                      "wait for; set wait_for_ssh: false, or a probe (tcp, ping, ssh)")
@@ -130,19 +139,21 @@ def network_id(neutron, name):
     return networks[0]["id"]
 
 
-def create_kwargs(kind, boot_args, user, default_nics, network_id):
+def create_kwargs(kind, boot_args, user, default_nics, network_id, scheduler_hints=None):
     """Keyword arguments of Nova's server create for a server of ``kind``.
 
     :param boot_args: the task's extra arguments (nics, config_drive...)
     :param user: the Rally user (its keypair and security group are used)
     :param default_nics: nics when boot_args has none (:func:`tenant_nics`)
     :param network_id: callable(name) -> id, for nics given by ``net-name``
+    :param scheduler_hints: hints added to the kind's (e.g. the netperf peer's placement)
     """
     kwargs = dict(boot_args or {})
     if kind.get("availability_zone"):
         kwargs["availability_zone"] = kind["availability_zone"]
-    if kind.get("scheduler_hints"):
-        kwargs["scheduler_hints"] = dict(kind["scheduler_hints"])
+    if kind.get("scheduler_hints") or scheduler_hints:
+        kwargs["scheduler_hints"] = dict(kind.get("scheduler_hints") or {},
+                                         **(scheduler_hints or {}))
     if user.get("keypair") and "key_name" not in kwargs:
         kwargs["key_name"] = user["keypair"]["name"]
     secgroup = user.get("secgroup")
@@ -189,7 +200,10 @@ class ServerSession:
         self.waiter = None
         self.waiters = []
         self.deleted = False
+        self.name = None
         self.address = None
+        self.fixed_address = None     # the server's own address, when address is floating
+        self.floating_ip = None       # Neutron's record of the floating IP this session made
         self.record = Record(t0=self.clock.monotonic())
 
     # -- bookkeeping ----------------------------------------------------------
@@ -243,6 +257,7 @@ class ServerSession:
             # The iteration's clock starts with the create request.
             self.record.t0 = phase.start
             self.mark("vmct.build")
+            self.name = name
             self.server = nova.servers.create(name, image_id, flavor_id, **kwargs)
             self.request(self.server)
             self.waiter = self.new_waiter(nova)
@@ -336,8 +351,11 @@ class ServerSession:
         """
         if not self.access.reachable:
             return active.estimate
+        start = active.estimate
+        if self.kind.get("floating_network") and self.floating_ip is None:
+            start = self.associate_floating_ip(start)
         self.address = self.address or self.server_address()
-        network = self.wait_probe(self.access.probe, "vmct.wait_for_network", active.estimate)
+        network = self.wait_probe(self.access.probe, "vmct.wait_for_network", start)
         self.add_row("wait_for_network", network.duration)
         ready = network.finish
         if self.access.wait_for_ssh:
@@ -345,6 +363,44 @@ class ServerSession:
             self.add_row("wait_for_ssh", ssh_phase.duration)
             ready = ssh_phase.finish
         return ready
+
+    def associate_floating_ip(self, start):
+        """``vmct.associate_floating_ip`` from ``start`` (ACTIVE); returns when it ended.
+
+        A floating IP of the kind's ``floating_network`` is created on the server's
+        port (one Neutron request); its address becomes the session's ``address``.
+        """
+        neutron = self.clients("neutron")
+        network = self.kind["floating_network"]
+        network_id = self.kind.get("floating_network_id")
+        if not network_id:
+            try:
+                network_id = lookup.external_network(neutron, network).id
+            except lookup.ResourceError as e:
+                raise floating_ip_lib.FloatingIPError(str(e)) from None
+        with self.timeline.phase(FLOATING_IP_PHASE, start=start) as phase:
+            self.mark(FLOATING_IP_PHASE)
+            self.floating_ip = floating_ip_lib.create(
+                neutron, network_id, network, self.server.id, self.name or self.server.id)
+            phase.end(self.clock.monotonic())
+        self.address = self.floating_ip["floating_ip_address"]
+        self.fixed_address = self.floating_ip.get("fixed_ip_address")
+        self.add_row("associate_floating_ip", phase.duration)
+        return phase.finish
+
+    def release_floating_ip(self):
+        """Delete the floating IP this session created (best effort, untimed)."""
+        if self.floating_ip is None:
+            return
+        floating, self.floating_ip = self.floating_ip, None
+        try:
+            floating_ip_lib.release(self.clients("neutron"), floating["id"])
+        except Exception as e:
+            LOG.warning("Could not release floating IP %s (%s) of server %s (%s: %s); "
+                        "cleanup@openstack (neutron) will"
+                        % (floating.get("floating_ip_address"), floating["id"],
+                           self.server.id if self.server is not None else None,
+                           type(e).__name__, e))
 
     def incarnation(self):
         """The guest's boot id and PID 1 start time over SSH; None without SSH."""
@@ -387,13 +443,17 @@ class ServerSession:
                             "cleanup@openstack will: %s" % (self.server.id, type(e).__name__, e))
 
     def finish(self):
-        """Read Nova's instance actions, delete a server left behind; never raises for those."""
+        """Read Nova's instance actions, delete a server and release a floating IP left behind.
+
+        Never raises for those.
+        """
         if self.server is not None:
             try:
                 self.fetch_actions()
             except Exception as e:
                 LOG.debug("instance actions unavailable: %s" % e)
         self.cleanup()
+        self.release_floating_ip()
         self.record.polling = self.poll_cost()
 
     # -- instance actions -----------------------------------------------------

@@ -6,34 +6,52 @@ import jsonschema
 import testtools
 
 from rally_vmct.task import kinds
+from rally_vmct.task import lookup
+from tests.unit.task import test_lookup
 
 KIND = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"}}
 
 
 class ResolveTestCase(testtools.TestCase):
 
-    def resolve(self, kind, context=None, cache=None):
-        with mock.patch("rally_openstack.task.types.GlanceImage") as image, \
-                mock.patch("rally_openstack.task.types.Flavor") as flavor:
-            image.return_value.pre_process.return_value = "img-9"
-            flavor.return_value.pre_process.return_value = "flv-9"
+    def resolve(self, kind, context=None, cache=None, cloud=None):
+        cloud = cloud or test_lookup.standard_cloud()
+        with mock.patch.object(lookup, "clients_of", return_value=cloud) as clients_of:
             got = kinds.resolve(kind, context or {"users": []}, cache)
-        return got, image, flavor
+        return got, cloud, clients_of
 
     def test_looks_up_what_is_missing_in_the_given_context(self):
         ctx, cache = {"users": [{"id": "u"}]}, {}
-        got, image, flavor = self.resolve(dict(KIND), ctx, cache)
-        self.assertEqual(dict(KIND, image_id="img-9", flavor_id="flv-9"), got)
-        image.assert_called_once_with(ctx, cache)
-        image.return_value.pre_process.assert_called_once_with({"name": "cirros"}, config={})
-        flavor.return_value.pre_process.assert_called_once_with({"name": "m1.tiny"},
-                                                                config={})
+        kind = dict(KIND, image={"name": "vmct-docker"}, flavor={"name": "m1.small"})
+        got, cloud, clients_of = self.resolve(kind, ctx, cache)
+        self.assertEqual(dict(kind, image_id="i-docker", flavor_id="f1"), got)
+        clients_of.assert_called_once_with(ctx)
+        self.assertEqual([("images.list", {"status": "active"})], cloud.calls)
+        self.assertIn(("vmct_images", (("status", "active"),)), cache)
+
+    def test_floating_network_is_resolved_to_an_external_network(self):
+        kind = dict(KIND, image_id="i", flavor_id="f", floating_network="public")
+        got, cloud, _ = self.resolve(kind)
+        self.assertEqual("n-ext", got["floating_network_id"])
+        e = self.assertRaises(kinds.KindError, self.resolve,
+                              dict(kind, floating_network="private"))
+        self.assertIn("kind 'kvm': kind.floating_network: network private (n-int) is not "
+                      "external", str(e))
+
+    def test_ambiguous_or_unbootable_images_name_the_kind(self):
+        e = self.assertRaises(kinds.KindError, self.resolve,
+                              dict(KIND, image={"regex": "^vmct-qemu"}))
+        self.assertIn("kind 'kvm': kind.image: '^vmct-qemu' matches 3 images", str(e))
+        e = self.assertRaises(kinds.KindError, self.resolve,
+                              dict(KIND, image={"name": "vmct-qemu-ramdisk"}))
+        self.assertIn("kind 'kvm': kind.image: image vmct-qemu-ramdisk (i-ramdisk) is a "
+                      "ramdisk image", str(e))
 
     def test_ids_already_there_are_kept(self):
-        got, image, flavor = self.resolve(dict(KIND, image_id="img-1", flavor_id="flv-1"))
+        got, cloud, clients_of = self.resolve(dict(KIND, image_id="img-1", flavor_id="flv-1"))
         self.assertEqual(("img-1", "flv-1"), (got["image_id"], got["flavor_id"]))
-        image.assert_not_called()
-        flavor.assert_not_called()
+        self.assertEqual([], cloud.calls)
+        clients_of.assert_not_called()
 
     def test_bad_spec_is_a_kind_error(self):
         e = self.assertRaises(kinds.KindError, kinds.resolve,

@@ -9,6 +9,7 @@ from unittest import mock
 
 from oslo_config import cfg
 from rally.common import validation
+from rally import exceptions
 from rally import plugins
 from rally.task import scenario
 from rally.task import types
@@ -16,8 +17,10 @@ import testtools
 
 from rally_vmct import opts
 from rally_vmct.task import kinds
+from rally_vmct.task import lookup
 from rally_vmct.task import validators
 from tests.unit.common import fakes
+from tests.unit.task import test_lookup
 
 KIND = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"}}
 SCENARIOS = ("VMCT.boot_and_delete_server", "VMCT.boot_and_reboot_server",
@@ -171,16 +174,22 @@ class TestKindResourceType(testtools.TestCase):
         plugins.load()
 
     def test_preprocess_resolves_image_and_flavor_once(self):
-        with mock.patch("rally_openstack.task.types.GlanceImage") as image, \
-                mock.patch("rally_openstack.task.types.Flavor") as flavor:
-            image.return_value.pre_process.return_value = "img-id"
-            flavor.return_value.pre_process.return_value = "flv-id"
+        cloud = test_lookup.FakeCloud(images=[test_lookup.image("img-id", "cirros")],
+                                      flavors=[test_lookup.flavor("flv-id", "m1.tiny")])
+        with mock.patch.object(lookup, "clients_of", return_value=cloud):
             args = types.preprocess("VMCT.boot_and_reboot_server", {"users": []},
                                     {"kind": dict(KIND), "reboots": 2})
         self.assertEqual(dict(KIND, image_id="img-id", flavor_id="flv-id"), args["kind"])
         self.assertEqual(2, args["reboots"])
-        image.return_value.pre_process.assert_called_once_with({"name": "cirros"}, config={})
-        flavor.return_value.pre_process.assert_called_once_with({"name": "m1.tiny"}, config={})
+        self.assertEqual([("images.list", {"status": "active"})], cloud.calls)
+
+    def test_preprocess_refuses_an_ambiguous_image_naming_the_kind(self):
+        cloud = test_lookup.standard_cloud()
+        with mock.patch.object(lookup, "clients_of", return_value=cloud):
+            e = self.assertRaises(exceptions.InvalidScenarioArgument, types.preprocess,
+                                  "VMCT.boot_and_reboot_server", {"users": []},
+                                  {"kind": dict(KIND, image={"regex": "^vmct-qemu"})})
+        self.assertIn("kind 'kvm': kind.image: '^vmct-qemu' matches 3 images", str(e))
 
     def test_kind_helpers(self):
         self.assertEqual(("kvm", "root", 22), (kinds.label(KIND), kinds.ssh_user(KIND),

@@ -15,6 +15,7 @@ from rally_vmct.task.scenarios import benchmark
 from rally_vmct.task import validators
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner
+from tests.unit.common import fakes
 from tests.unit.task.scenarios import test_lifecycle
 from tests.unit.task import benchfakes
 from tests.unit.workloads import test_runner
@@ -257,6 +258,68 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         self.assertEqual("not measured (no netperf workload)", facts["netperf_path"])
         self.assertEqual([self.nova.servers.created[0].id], self.nova.servers.deleted)
 
+    def with_host_ids(self, host_ids):
+        """The user's Nova shows each server's hostId (the peer too, as it does)."""
+        get = self.nova.servers.get
+
+        def get_with_host_id(server):
+            server_id = getattr(server, "id", server)
+            if server_id == PEER["server_id"]:
+                return types.SimpleNamespace(id=server_id, hostId=host_ids[server_id])
+            found = get(server)
+            found.hostId = host_ids.get(server_id, "")
+            return found
+        self.nova.servers.get = get_with_host_id
+
+    def test_peer_placement_hint_and_the_path_taken_from_host_ids(self):
+        for placement, host_ids, answer, held in (
+                ("same_host", {"srv-1": "h1", "srv-p": "h1"}, "same host", "; honoured"),
+                ("different_host", {"srv-1": "h1", "srv-p": "h2"}, "different host",
+                 "; honoured"),
+                ("same_host", {"srv-1": "h1", "srv-p": "h2"}, "different host",
+                 "; NOT honoured, the peer is on a different host: Nova's scheduler needs "
+                 "SameHostFilter in [filter_scheduler] enabled_filters")):
+            self.clock = fakes.FakeClock()                  # a fresh cloud each round
+            self.nova = fakes.FakeNova(self.clock)
+            self.commands, self.answers = [], benchfakes.answers()
+            self.with_host_ids(host_ids)
+            s = self.make_benchmark({"vmct_netperf_peer": PEER})
+            s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}], peer_placement=placement)
+            hints = self.nova.servers.created[0].kwargs["scheduler_hints"]
+            self.assertEqual({"group": "g1", placement: ["srv-p"]}, hints)
+            facts = self.facts(s)
+            self.assertEqual(answer, facts["netperf_peer_host"])
+            self.assertEqual("the servers' hostId (equal within a project: the same host)",
+                             facts["netperf_peer_host_from"])
+            self.assertEqual("%s (scheduler hint)%s" % (placement, held),
+                             facts["netperf_peer_placement"])
+            where = "same compute host" if answer == "same host" else "another compute host"
+            self.assertTrue(facts["netperf_path"].endswith(where), facts["netperf_path"])
+
+    def test_path_unknown_without_host_ids_or_admin_says_why(self):
+        s = self.make_benchmark({"vmct_netperf_peer": PEER})
+        with mock.patch.object(nova_facts.LOG, "warning"):
+            s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}])
+        facts = self.facts(s)
+        self.assertEqual("unknown", facts["netperf_peer_host"])
+        self.assertEqual("the servers could not be read (NotFound)",
+                         facts["netperf_peer_host_from"])
+        self.assertEqual("not requested (the scheduler decides)",
+                         facts["netperf_peer_placement"])
+        # no placement asked: the kind's hints only
+        self.assertEqual({"group": "g1"},
+                         self.nova.servers.created[0].kwargs["scheduler_hints"])
+        self.assertEqual("unknown (no admin credential)", facts["nova_hypervisor_type"])
+
+    def test_peer_placement_needs_the_peer_instance(self):
+        s = self.make_benchmark()
+        e = self.assertRaises(benchmark.PeerMissing, s.run, dict(KIND),
+                              workloads=[{"netperf": "TCP_RR"}],
+                              netperf_peer={"host": "198.51.100.8"},
+                              peer_placement="same_host")
+        self.assertIn("Argument 'peer_placement' (same_host)", str(e))
+        self.assertEqual([], self.nova.servers.created)
+
     def test_explicit_peer_host_path(self):
         s = self.make_benchmark()
         s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}],
@@ -325,6 +388,14 @@ class ValidatorTestCase(test_lifecycle.ScenarioTestCase):
         self.assertIn("no netserver peer", str(e))
         self.check(args, {"keypair": {}, "vmct_netperf_peer": {}})
         self.check(dict(args, netperf_peer={"host": "h"}), {"keypair": {}})
+
+    def test_peer_placement_needs_the_peer_instance(self):
+        args = {"kind": KIND, "peer_placement": "different_host"}
+        e = self.assertRaises(Invalid, self.check, dict(args, netperf_peer={"host": "h"}),
+                              {"keypair": {}})
+        self.assertIn("Argument 'peer_placement' (different_host) places the instance", str(e))
+        self.assertRaises(Invalid, self.check, args, {"keypair": {}})
+        self.check(args, {"keypair": {}, "vmct_netperf_peer": {}})
 
 
 class ArgumentsTestCase(test_lifecycle.ScenarioTestCase):

@@ -8,11 +8,13 @@ import testtools
 
 from rally_vmct.common import waiter
 from rally_vmct import opts
+from rally_vmct.task import lookup
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import lifecycle
 from rally_vmct.task.server import power
 from rally_vmct.task.server import session as server_session
 from tests.unit.common import fakes
+from tests.unit.task import test_lookup
 
 KIND = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
         "image_id": "img-1", "flavor_id": "flv-1", "availability_zone": "az-kvm",
@@ -207,14 +209,13 @@ class TestBootAndDelete(ScenarioTestCase):
     def test_unresolved_kind_is_resolved_in_the_scenario(self):
         kind = {k: v for k, v in KIND.items() if k not in ("image_id", "flavor_id")}
         s = self.make(lifecycle.BootAndDeleteServer)
-        with mock.patch("rally_openstack.task.types.GlanceImage") as image, \
-                mock.patch("rally_openstack.task.types.Flavor") as flavor:
-            image.return_value.pre_process.return_value = "img-9"
-            flavor.return_value.pre_process.return_value = "flv-9"
+        cloud = test_lookup.FakeCloud(images=[test_lookup.image("img-9", "cirros")],
+                                      flavors=[test_lookup.flavor("flv-9", "m1.tiny")])
+        with mock.patch.object(lookup, "clients_of", return_value=cloud):
             s.run(kind)
         record = self.nova.servers.created[0]
         self.assertEqual(("img-9", "flv-9"), (record.kwargs["image"], record.kwargs["flavor"]))
-        image.return_value.pre_process.assert_called_once_with({"name": "cirros"}, config={})
+        self.assertEqual([("images.list", {"status": "active"})], cloud.calls)
 
     def test_ssh_probe_without_key_is_a_clear_error(self):
         s = self.make(lifecycle.BootAndDeleteServer)
