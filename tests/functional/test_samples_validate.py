@@ -56,6 +56,10 @@ NATIVE["netperf_peer"] = NATIVE["native"]["netperf_peer"]   # native.yaml's form
 # 1-VCPU flavor, but the one of SMALL_ZONE (SMALL_HOLDS)
 HOLDS = 1000
 FAKE_ZONE, SMALL_ZONE, SMALL_HOLDS = "fake", "small", 40
+# images no args file names: (name, disk and container format)
+KERNEL_AND_RAMDISK = (("vmct-qemu-kernel", "aki"), ("vmct-qemu-ramdisk", "ari"))
+# the fake cloud's Neutron networks: (name, router:external)
+NETWORKS = (("public", True), ("private", False))
 FAKE_KIND = {"name": "fake", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},
              "availability_zone": FAKE_ZONE}
 
@@ -127,11 +131,22 @@ class FakeOpenStack(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.images = [{"id": "00000000-0000-0000-0000-%012d" % i, "name": name,
                         "size": 1024, "min_ram": 0, "min_disk": 0, "status": "active",
-                        "visibility": "public"} for i, name in enumerate(images)]
+                        "visibility": "public", "disk_format": "qcow2",
+                        "container_format": "bare"} for i, name in enumerate(images)]
+        # a disk image with its kernel and ramdisk, as tools/images uploads them
+        self.images += [{"id": "11111111-0000-0000-0000-%012d" % i, "name": name,
+                         "size": 1024, "min_ram": 0, "min_disk": 0, "status": "active",
+                         "visibility": "public", "disk_format": fmt, "container_format": fmt}
+                        for i, (name, fmt) in enumerate(KERNEL_AND_RAMDISK)]
         self.flavors = [{"id": str(i + 1), "name": name, "ram": 1024, "disk": 10, "vcpus": 1,
                          "swap": "", "OS-FLV-EXT-DATA:ephemeral": 0, "links": []}
                         for i, name in enumerate(flavors)]
         self.zones = zones
+        # Neutron: the external network the args files' floating_network names, and one
+        # that is not external
+        self.networks = [{"id": "5a0c7f4e-0000-4000-8000-%012d" % i, "name": name,
+                          "router:external": external, "status": "ACTIVE", "subnets": []}
+                         for i, (name, external) in enumerate(NETWORKS)]
         self.holds = {SMALL_ZONE: SMALL_HOLDS}
         self.quota_set = {"instances": 10, "cores": 20, "ram": 51200, "key_pairs": 100}
         self.requests = []
@@ -225,6 +240,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if path == "/image/v2/images":
             return self.reply(200, {"images": self.server.images, "first": "/v2/images",
                                     "schema": "/v2/schemas/images"})
+        if path == "/networking/v2.0/networks":
+            return self.reply(200, {"networks": self.server.networks})
         if path.startswith("/image/v2/images/"):
             wanted = path.rsplit("/", 1)[1]
             for image in self.server.images:
@@ -245,6 +262,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             for stype, name, prefix in (("identity", "keystone", "/identity/v3"),
                                         ("compute", "nova", "/compute/v2.1"),
                                         ("image", "glance", "/image"),
+                                        ("network", "neutron", "/networking"),
                                         ("placement", "placement", "/placement"))]
         domain = {"id": "default", "name": "Default"}
         token = {"token": {
@@ -368,6 +386,55 @@ class SamplesValidateTestCase(testtools.TestCase):
         self.assertRejected("reboot.yaml", {"kinds": kinds, "reboot_types": ["warm"]},
                             "Argument 'reboot_type' is invalid", "'warm' is not one of")
 
+    def test_times_below_one_is_refused(self):
+        kinds = [{"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"}}]
+        for sample in ("lifecycle.yaml", "benchmark.yaml", "reboot.yaml", "stop-start.yaml",
+                       "scale.yaml"):
+            for times in (0, -1):
+                self.assertRejected(sample, {"kinds": kinds, "times": times,
+                                             "concurrency": [1]},
+                                    "%d is less than the minimum of 1" % times, "times")
+
+    def test_ambiguous_image_and_kernel_image_name_the_kind(self):
+        kinds = [{"name": "kvm", "image": {"regex": "^vmct-qemu"},
+                  "flavor": {"name": "m1.tiny"}}]
+        self.assertRejected("lifecycle.yaml", {"kinds": kinds, "concurrency": [1]},
+                            "Argument 'kind' (kind 'kvm'): kind.image: '^vmct-qemu' matches",
+                            "vmct-qemu-kernel (", "vmct-qemu-ramdisk (",
+                            "give its id")
+        kinds[0]["image"] = {"name": "vmct-qemu-ramdisk"}
+        self.assertRejected("lifecycle.yaml", {"kinds": kinds, "concurrency": [1]},
+                            "Argument 'kind' (kind 'kvm'): kind.image: image "
+                            "vmct-qemu-ramdisk (", "is a ramdisk image (ari)")
+
+    def test_floating_network_must_exist_and_be_external(self):
+        kind = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"}}
+        for network, message in (("nope", "kind.floating_network: no network 'nope'"),
+                                 ("private", "kind.floating_network: network private (")):
+            self.assertRejected(
+                "lifecycle.yaml", {"kinds": [dict(kind, floating_network=network)],
+                                   "concurrency": [1]},
+                "Argument 'kind' (kind 'kvm')", message, "public (")
+        # the netperf peer's kind too (the context's validators)
+        self.assertRejected(
+            "benchmark.yaml", {"kinds": [dict(kind, floating_network="private")],
+                               "concurrency": [1]},
+            "vmct_netperf_peer", "is not external")
+
+    def test_non_admin_args_validate_as_a_plain_member(self):
+        args_file = os.path.join(ARGS, "example-non-admin.yaml")
+        for sample in ("lifecycle.yaml", "benchmark.yaml"):
+            proc = self.validate(sample, args_file, env="fake-cloud")
+            self.assertIn(VALID, proc.stdout, proc.stdout[-3000:])
+            rendered = self.rendered(proc)
+            for subtask in rendered["subtasks"]:
+                for workload in subtask["workloads"]:
+                    self.assertNotIn("users", workload["contexts"])
+                    self.assertNotIn("quotas", workload["contexts"])
+                    [args] = workload["scenario"].values()
+                    self.assertEqual("public", args["kind"]["floating_network"])
+                    self.assertEqual({"nics": [{"net-name": "private"}]}, args["boot_args"])
+
     def test_image_missing_in_the_cloud_names_the_kind(self):
         kinds = [{"name": "kvm", "image": {"name": "no-such-image", "accurate": True},
                   "flavor": {"name": "m1.tiny"}}]
@@ -456,7 +523,8 @@ class SamplesValidateTestCase(testtools.TestCase):
             for workload in subtask["workloads"]:
                 level = workload["runner"]["constant"]["concurrency"]
                 self.assertEqual({"nova": {"instances": level + 2, "cores": -1, "ram": -1},
-                                  "neutron": {"port": -1}}, workload["contexts"]["quotas"])
+                                  "neutron": {"port": -1, "floatingip": -1}},
+                                 workload["contexts"]["quotas"])
         # benchmark.yaml: the netperf peer of each tenant counts too
         proc = self.validate("benchmark.yaml", task_args=dict(
             self.aio_args(), concurrency=[4],
