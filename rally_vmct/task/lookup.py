@@ -25,6 +25,8 @@ caller gives (osclients-like: ``glance(version)``, ``nova()``, ``neutron()``).
 
 import re
 
+from rally_vmct.common import waiter
+
 # Glance formats of a kernel (aki) and a ramdisk (ari): never a bootable disk.
 KERNEL_FORMATS = ("aki", "ari")
 # How many names an error lists before "..."
@@ -89,6 +91,17 @@ def ambiguous(argument, how, found, what):
         "that matches only it" % (argument, how, len(found), what, listing(found), argument))
 
 
+def by_id(get, argument, resource_id, what):
+    """``get(resource_id)``; a 404 is a :class:`ResourceError` naming ``argument``."""
+    try:
+        return get(resource_id)
+    except Exception as e:
+        if waiter.is_not_found(e):
+            raise ResourceError("%s: no %s with id %r: give the id of one the cloud has, or "
+                                "its name" % (argument, what, resource_id)) from None
+        raise
+
+
 def boot_image_problem(image, argument="kind.image"):
     """Why ``image`` (a Glance image) cannot boot a server; None when it can."""
     formats = {attribute(image, "disk_format"), attribute(image, "container_format")}
@@ -133,7 +146,7 @@ def images(clients, list_kwargs=None, cache=None):
 def image(clients, spec, cache=None, argument="kind.image"):
     """The Glance image ``spec`` names (:class:`Image`), refused if it cannot boot."""
     if spec.get("id"):
-        found = Image(clients.glance("2").images.get(spec["id"]))
+        found = Image(by_id(clients.glance("2").images.get, argument, spec["id"], "image"))
     else:
         found = pick(argument, spec, images(clients, spec.get("list_kwargs"), cache), "image")
     problem = boot_image_problem(found, argument)
@@ -145,7 +158,7 @@ def image(clients, spec, cache=None, argument="kind.image"):
 def flavor(clients, spec, argument="kind.flavor"):
     """The Nova flavor ``spec`` names."""
     if spec.get("id"):
-        return clients.nova().flavors.get(spec["id"])
+        return by_id(clients.nova().flavors.get, argument, spec["id"], "flavor")
     return pick(argument, spec, clients.nova().flavors.list(), "flavor")
 
 

@@ -18,8 +18,9 @@ from that schema:
 * unknown name: an unknown argument or key (``additionalProperties: false``), a
   value outside an ``enum``, a string against its ``pattern``, a kind label with ':'
   or the reserved 'native', an image, flavor or availability zone the cloud does
-  not have, a ``%x`` token or an unbalanced quote in a proxy command, a
-  ``boot_args`` key the scenario sets itself;
+  not have, a floating network it does not have or that is not external, a ``%x``
+  token or an unbalanced quote in a proxy command, a ``boot_args`` key the scenario
+  sets itself;
 * ``workloads``: from the plan's own tables (tools, tests, each test's
   parameters): an unknown tool, test or parameter, and for every parameter of
   every sysbench and netperf test the values no parameter takes (``{}``, -1,
@@ -273,6 +274,9 @@ class Generator(object):
                 self.add(path[:-1], "unknown name", {name: missing % ref.group(2)})
             if where.endswith("availability_zone"):
                 self.add(path, "unknown name", "no-such-zone")
+            if where.endswith("floating_network"):
+                self.add(path, "unknown name", "no-such-network")
+                self.add(path, "unknown name", "private")     # not external
             if name == "proxy_command":
                 self.add(path, "unknown name", "nc %x %p")
                 self.add(path, "unknown name", "nc '%h %p")

@@ -5,6 +5,7 @@ import types
 import testtools
 
 from rally_vmct.task import lookup
+from tests.unit.common import fakes
 
 
 def image(image_id, name, disk_format="qcow2", container_format="bare"):
@@ -30,7 +31,7 @@ class FakeImages:
         for found in self.cloud.images:
             if found["id"] == image_id:
                 return found
-        raise LookupError(image_id)
+        raise fakes.NotFound()
 
 
 class FakeNeutron:
@@ -127,6 +128,10 @@ class PickTestCase(testtools.TestCase):
                               {"id": "i-ramdisk"})
         self.assertIn("is a ramdisk image (ari), not a bootable disk", str(e))
         self.assertEqual("i-docker", lookup.image(self.cloud, {"id": "i-docker"}).id)
+
+    def test_an_id_the_cloud_does_not_have_names_the_argument(self):
+        e = self.assertRaises(lookup.ResourceError, lookup.image, self.cloud, {"id": "nope"})
+        self.assertIn("kind.image: no image with id 'nope'", str(e))
 
     def test_images_are_listed_once_per_cache(self):
         cache = {}
