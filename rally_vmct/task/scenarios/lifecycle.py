@@ -49,7 +49,9 @@ class BootAndDeleteServer(instance.InstanceScenario):
         """Boot a server of a kind, wait until it is reachable, delete it; time each phase.
 
         Atomic actions, in order: vmct.build (create request -> ACTIVE),
-        vmct.wait_for_network (ACTIVE -> reachable; not with probe "none"),
+        vmct.associate_floating_ip (with kind.floating_network: ACTIVE ->
+        Neutron created the floating IP on the server's port),
+        vmct.wait_for_network (-> reachable; not with probe "none"),
         vmct.wait_for_ssh (only with wait_for_ssh), vmct.delete (delete request
         -> 404). Output: the additive StatsTable "<kind>: lifecycle [s]" (build,
         wait_for_network, wait_for_ssh, build_and_network, delete, total; with
@@ -60,7 +62,10 @@ class BootAndDeleteServer(instance.InstanceScenario):
         :param kind: instance kind: {name: LABEL, image: {name|id|regex: ...},
             flavor: {name|id|regex: ...}, availability_zone: AZ (optional),
             scheduler_hints: {...} (optional), ssh_user: root, ssh_port: 22,
-            ssh_key_file: PATH (optional; else the keypair context's key)}.
+            ssh_key_file: PATH (optional; else the keypair context's key),
+            floating_network: NET (optional: an external network; the server
+            is reached at a floating IP of it, created and associated once
+            ACTIVE as vmct.associate_floating_ip, released with the server)}.
             The name labels every chart and the comparison exporter's groups.
         :param probe: what "reachable" means: "tcp" (connect to ssh_port; through
             a proxy command: the SSH banner arrives), "ping" (one ICMP echo; not

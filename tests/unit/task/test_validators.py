@@ -5,6 +5,7 @@ first (args-spec with the typed ``run()`` schema, then our syntax validators);
 tests/functional/test_samples_validate.py runs the real CLI.
 """
 
+import types as types_lib
 from unittest import mock
 
 from oslo_config import cfg
@@ -378,3 +379,27 @@ class TestCapacity(testtools.TestCase):
         self.assertIn("vmct_capacity: the quotas not checked (APIError", logged)
         self.cloud.broken = {"flavors"}
         self.assertIsNone(self.check(64)[0])
+
+
+class TestFloatingNetwork(testtools.TestCase):
+
+    def check(self, neutron):
+        clients = types_lib.SimpleNamespace(neutron=lambda: neutron)
+        validator = validators.KindResourcesValidator()
+        return validator._floating_network("Argument 'kind' (kind 'kvm')", clients, "public")
+
+    def test_external_network_passes_others_fail_naming_the_kind(self):
+        self.assertIsNone(self.check(test_lookup.standard_cloud().neutron()))
+        neutron = mock.Mock()
+        neutron.list_networks.return_value = {"networks": [
+            {"id": "n1", "name": "public", "router:external": False}]}
+        e = self.assertRaises(validation.ValidationError, self.check, neutron)
+        self.assertIn("Argument 'kind' (kind 'kvm'): kind.floating_network: network public "
+                      "(n1) is not external", e.message)
+
+    def test_neutron_that_does_not_answer_is_refused_with_the_fix(self):
+        neutron = mock.Mock()
+        neutron.list_networks.side_effect = fakes.APIError(503, "no neutron")
+        e = self.assertRaises(validation.ValidationError, self.check, neutron)
+        self.assertIn("kind.floating_network 'public' could not be checked", e.message)
+        self.assertIn("leave floating_network out", e.message)
