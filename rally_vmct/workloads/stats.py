@@ -118,6 +118,9 @@ HIGH_CV = 0.10
 # Largest sample size of either side for the exact Mann-Whitney distribution
 # (samples without ties); benchstat's MannWhitneyExactLimit.
 MWU_EXACT_LIMIT = 50
+# Largest sample size of either side for the exact distribution when there are ties
+# (the permutation distribution given the ties, counted by dynamic programming).
+MWU_EXACT_TIES_LIMIT = 25
 MWU_EXACT = "mann-whitney-u exact"
 MWU_NORMAL = "mann-whitney-u normal"
 WELCH = "welch-t"
@@ -573,10 +576,14 @@ def _welch_df(v_a, n_a, v_b, n_b):
     return (v_a + v_b) ** 2 / den
 
 
-def ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE):
+def ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE, df=None):
     """mean(candidate) / mean(baseline) with Fieller's interval (a :data:`Ratio`).
 
-    Each argument is a sequence of numbers or a :data:`Summary` of one. Returns
+    Each argument is a sequence of numbers or a :data:`Summary` of one. ``df``
+    fixes the t quantile's degrees of freedom (e.g. :func:`hsu_df`); by default
+    the Welch-Satterthwaite df with the ratio plugged in (see the module doc). With
+    a fixed df the interval is exactly the set of ratios a Welch t-test at that df
+    does not reject, so "1 is outside" is that test's verdict at ``1 - confidence``. Returns
     ratio None when either sample is empty or the baseline mean is 0; SE and
     interval None when either sample has fewer than 2 values; interval None and
     ``unbounded`` True when the baseline mean is not significantly different from 0
@@ -602,7 +609,9 @@ def ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE):
     se = math.sqrt(v_a + r * r * v_b) / abs(mean_b)
     if not v_a and not v_b:
         return Ratio(r, 0.0, r, r, None, False, None)
-    if v_a or r:
+    if df is not None:
+        _check_df(df)
+    elif v_a or r:
         df = _welch_df(v_a, n_a, r * r * v_b, n_b)
     else:
         # Constant zero candidate: only the baseline's variance term is left.
@@ -696,6 +705,48 @@ def _sorted_sample(values, name):
     return values
 
 
+def _runs(merged):
+    """Lengths of the runs of equal values of a sorted list, in order."""
+    runs = []
+    for i, value in enumerate(merged):
+        if i and value == merged[i - 1]:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+    return tuple(runs)
+
+
+@functools.lru_cache(maxsize=256)
+def _u_tie_counts(m, n, runs):
+    """``{2U: orderings}`` of the candidate's U over all C(m + n, m) labellings.
+
+    The values are fixed, with ties in runs of the given lengths (sorted order);
+    each labelling of m values as candidate is equally likely under the null. A
+    candidate value in a run counts the baseline values of the runs below it and
+    1/2 per baseline value of its own run, so j candidates among a run of t values
+    after k values of which i are candidates add ``2 j (k - i) + j (t - j)`` to 2U,
+    in C(t, j) ways. Exact integers (dynamic programming over the runs).
+    """
+    layers = [dict() for _ in range(m + 1)]
+    layers[0][0] = 1
+    seen = 0
+    for t in runs:
+        nxt = [dict() for _ in range(m + 1)]
+        for i, layer in enumerate(layers):
+            if not layer:
+                continue
+            lowest = max(0, t - (n - (seen - i)))
+            for j in range(lowest, min(t, m - i) + 1):
+                add = 2 * j * (seen - i) + j * (t - j)
+                ways = math.comb(t, j)
+                target = nxt[i + j]
+                for s2, count in layer.items():
+                    target[s2 + add] = target.get(s2 + add, 0) + count * ways
+        layers = nxt
+        seen += t
+    return layers[m]
+
+
 def mann_whitney(candidate, baseline, presorted=False):
     """Two-sided Mann-Whitney U test (a :data:`TestResult`); see the module doc.
 
@@ -731,6 +782,15 @@ def mann_whitney(candidate, baseline, presorted=False):
         tail = _u_tail_counts(n_a, n_b)
         p = min(1.0, 2 * tail[int(u)] / total)
         return TestResult(MWU_EXACT, u_a, None, p, min_p, None)
+    if ties and n_a <= MWU_EXACT_TIES_LIMIT and n_b <= MWU_EXACT_TIES_LIMIT:
+        counts = _u_tie_counts(n_a, n_b, _runs(merged))
+        twice = int(round(2 * u_a))
+        below = sum(c for s2, c in counts.items() if s2 <= twice)
+        above = sum(c for s2, c in counts.items() if s2 >= twice)
+        p = min(1.0, 2 * min(below, above) / total)
+        min_p = min(1.0, 2 * min(counts[min(counts)], counts[max(counts)]) / total)
+        return TestResult(MWU_EXACT, u_a, None, p, min_p,
+                          "exact permutation distribution of U with these ties")
     n = n_a + n_b
     tie_term = 0
     if ties:
@@ -765,3 +825,175 @@ def holm(pvalues):
         running = max(running, min(1.0, (m - rank) * p))
         out[i] = running
     return out
+
+
+def holm_levels(pvalues, alpha):
+    """Holm's step-down decisions at family-wise level ``alpha``, in the order given.
+
+    Returns ``[(rejected, level)]`` (None for a None p): with the m p-values sorted
+    ascending, step k (from 1) compares ``p_(k)`` with ``alpha / (m - k + 1)`` and
+    stops at the first that is not below it. ``level`` is the per-test level that
+    decided each test: its own step's for a rejected one, the stopping step's for
+    every test from there on (each of those has a p at or above that level, so an
+    interval at ``1 - level`` contains the null value exactly when it is not
+    rejected). Same rejections as :func:`holm`'s adjusted p < alpha.
+    """
+    order = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m = len(order)
+    out = [None] * len(pvalues)
+    stopped = None
+    for step, (p, i) in enumerate(order):
+        level = alpha / (m - step)
+        if stopped is None and p < level:
+            out[i] = (True, level)
+            continue
+        if stopped is None:
+            stopped = level
+        out[i] = (False, stopped)
+    return out
+
+
+# -- comparisons on the log scale ---------------------------------------------
+
+LogMoments = collections.namedtuple("LogMoments", ["n", "mean", "sd"])
+LogMoments.__doc__ = """n, mean and SD (divisor n - 1; None for n < 2) of the natural logs
+of a sample whose values are all > 0 (see :func:`log_moments`)."""
+
+LogRatio = collections.namedtuple(
+    "LogRatio", ["ratio", "ci_low", "ci_high", "confidence", "df", "se", "t", "p",
+                 "note"])
+LogRatio.__doc__ = """Ratio of geometric means with its Welch t interval on log values.
+
+``ratio`` = exp(mean log candidate - mean log baseline); ``ci_low``/``ci_high`` the
+interval at ``confidence``; ``df`` the t quantile's degrees of freedom (Hsu's
+``min(n_a, n_b) - 1`` unless given); ``se`` the standard error of the log ratio;
+``t`` the statistic of log ratio = 0 and ``p`` its two-sided p-value (``p <
+1 - confidence`` exactly when the interval excludes 1). Interval, t and p are None
+with fewer than 2 values on a side, ``note`` says why.
+"""
+
+
+def log_moments(values):
+    """:data:`LogMoments` of a sample, None when a value is <= 0 (no log scale)."""
+    if isinstance(values, LogMoments):
+        return values
+    values = _check_values(values)
+    if any(v <= 0 for v in values):
+        return None
+    logs = [math.log(v) for v in values]
+    n = len(logs)
+    if not n:
+        return LogMoments(0, None, None)
+    avg = math.fsum(logs) / n
+    return LogMoments(n, avg, _sd(logs, avg))
+
+
+def hsu_df(n_a, n_b):
+    """Hsu's conservative degrees of freedom of Welch's t: ``min(n_a, n_b) - 1``.
+
+    The t quantile at this df is never smaller than the one the exact distribution
+    of Welch's statistic needs, whatever the ratio of the variances (Hsu 1938;
+    Scheffe 1970), so the test keeps its level at N = 2 or 3 where the
+    Welch-Satterthwaite df can be too generous.
+    """
+    return float(min(n_a, n_b) - 1)
+
+
+def log_ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE, df=None):
+    """Ratio of geometric means with Welch's t interval on log values (a :data:`LogRatio`).
+
+    Each argument is a sample of values > 0 or its :data:`LogMoments`. The interval
+    is ``exp(d -/+ t(1 - alpha/2, df) * se)`` with ``d`` the difference of the mean
+    logs and ``se = sqrt(s_a**2 / n_a + s_b**2 / n_b)`` of the log SDs; ``df`` is
+    :func:`hsu_df` unless given. Raises ValueError when a sample has a value <= 0.
+    """
+    _check_confidence(confidence)
+    a, b = log_moments(candidate), log_moments(baseline)
+    if a is None or b is None:
+        raise ValueError("%s has a value <= 0: no log-scale comparison"
+                         % ("candidate" if a is None else "baseline"))
+    if not a.n or not b.n:
+        return LogRatio(None, None, None, confidence, None, None, None, None,
+                        "no %s samples" % ("candidate" if not a.n else "baseline"))
+    d = a.mean - b.mean
+    r = math.exp(d)
+    if a.sd is None or b.sd is None:
+        return LogRatio(r, None, None, confidence, None, None, None, None,
+                        "fewer than 2 %s samples: no interval"
+                        % ("candidate" if a.sd is None else "baseline"))
+    if df is None:
+        df = hsu_df(a.n, b.n)
+    _check_df(df)
+    se = math.sqrt(a.sd ** 2 / a.n + b.sd ** 2 / b.n)
+    if se == 0:
+        p = 1.0 if d == 0 else 0.0
+        return LogRatio(r, r, r, confidence, df, 0.0, None, p,
+                        "both samples constant: the interval is the point")
+    half = t_quantile(0.5 + confidence / 2, df) * se
+    t = d / se
+    p = min(1.0, 2.0 * t_sf(abs(t), df))
+    return LogRatio(r, math.exp(d - half), math.exp(d + half), confidence, df, se, t,
+                    p, None)
+
+
+def tost_p(d, se, df, low, high):
+    """Two one-sided tests of equivalence: the p of ``low < log ratio < high``.
+
+    ``d``/``se``: the log ratio and its SE; ``low``/``high`` the band's edges on the
+    log scale. ``max`` of the one-sided p of "above low" and of "below high";
+    ``p <= alpha`` exactly when the ``1 - 2 alpha`` interval lies inside the band
+    (Schuirmann 1987).
+    """
+    if se == 0:
+        return 0.0 if low < d < high else 1.0
+    return max(t_sf((d - low) / se, df), t_sf((high - d) / se, df))
+
+
+def outside_p(d, se, df, low, high):
+    """Two-sided p of "the log ratio is outside [low, high]".
+
+    ``2 * min`` of the one-sided p of "above high" and of "below low" (capped at 1):
+    ``p <= alpha`` exactly when the ``1 - alpha`` interval lies wholly outside.
+    """
+    if se == 0:
+        return 0.0 if not low <= d <= high else 1.0
+    return min(1.0, 2.0 * min(t_sf((d - high) / se, df), t_sf((low - d) / se, df)))
+
+
+DEFAULT_POWER = 0.8
+
+
+def detectable_log_ratio(se, df, alpha, power=DEFAULT_POWER):
+    """The smallest |log ratio| a two-sided test at ``alpha`` detects with ``power``.
+
+    ``(t(1 - alpha/2, df) + t(power, df)) * se``: the usual approximation (the
+    noncentral t replaced by a shifted central one), slightly optimistic at df 1-2.
+    """
+    return (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * se
+
+
+def n_per_side(log_effect, sd_a, sd_b, alpha, power=DEFAULT_POWER, band=None,
+               limit=100000):
+    """Fewest values per side for ``power`` at ``alpha`` with these log SDs; None past limit.
+
+    Two-sided test of no difference when ``band`` is None (the true log ratio
+    ``log_effect``); else TOST of equivalence within the log-scale band ``(low,
+    high)`` when the true log ratio is ``log_effect``. Df = n - 1 (Hsu), the same
+    shifted-t approximation as :func:`detectable_log_ratio`.
+    """
+    var = sd_a ** 2 + sd_b ** 2
+    if band is not None:
+        margin = min(log_effect - band[0], band[1] - log_effect)
+        if margin <= 0:
+            return None
+    n = 2
+    while n <= limit:
+        se = math.sqrt(var / n)
+        df = n - 1.0
+        if band is None:
+            if se == 0 or detectable_log_ratio(se, df, alpha, power) <= abs(log_effect):
+                return n
+        elif se == 0 or (t_quantile(1 - alpha, df) + t_quantile(power, df)) * se <= margin:
+            return n
+        n = n + 1 if n < 64 else int(n * 1.05) + 1
+    return None

@@ -123,9 +123,12 @@ class ComparisonExporter(_ComparisonExporter):
     scenarios' charts; sysbench results also by dialect) with N, failures, mean,
     SD, CV, percentiles and 95 % CI (of the mean, and of p50, p95 and p99, which a
     Scale section draws against concurrency), and ratios to a baseline kind with
-    Fieller intervals and Mann-Whitney U tests (Holm-adjusted over the page). The page
+    one rule's interval and verdict (Welch t on log values, Hsu df; exploratory,
+    uncorrected, the expected number of false marks stated), and a seed check of the
+    published directions as a Holm-corrected family of its own (TOST for the
+    equivalence claims). The page
     opens with what produced each kind's numbers (instance facts, a warning for
-    emulated kinds) and has a seed check of the published directions. ``--to cmp.html`` also
+    emulated kinds). ``--to cmp.html`` also
     writes ``cmp.csv`` and ``cmp.json``; without ``--to`` the HTML is printed.
     Options: ``--to 'cmp.html?baseline=kvm&confidence=0.95'``.
     """
@@ -148,13 +151,16 @@ class ComparisonCSVExporter(_ComparisonExporter):
 
     Columns (``comparison_data.CSV_COLUMNS``): kind, concurrency, source, group,
     metric, unit; n, failures, mean, sd, cv, cv_high, min, p50, p90, p95, p99, max,
-    ci_low, ci_high (of the mean); p50_ci_low, p50_ci_high, p95_ci_low, p95_ci_high,
+    ci_low, ci_high (of the mean); log_mean, log_sd (of the natural logs; empty when
+    a value is <= 0); p50_ci_low, p50_ci_high, p95_ci_low, p95_ci_high,
     p99_ci_low, p99_ci_high (the quantiles' distribution-free intervals; empty where N
-    is too small for that bound); baseline_kind, baseline_concurrency, ratio, ratio_se,
-    ratio_ci_low, ratio_ci_high (Fieller; empty when unbounded), ratio_ci_unbounded,
-    ratio_df, ratio_note; test, p_value, p_min, p_adjusted (Holm), significant,
-    test_note, welch_p_value; dialect, sysbench_mode (sysbench results: their
-    dialect and run mode, never mixed in one row); value. Then reboot path counts
+    is too small for that bound); baseline_kind, baseline_concurrency, rule, level,
+    ratio, ratio_se, ratio_ci_low, ratio_ci_high (empty when unbounded),
+    ratio_ci_unbounded, ratio_df, ratio_note; p_value (uncorrected), significant (the
+    interval excludes 1), detectable_low, detectable_high (80 % power); mwu_test,
+    mwu_p_value, mwu_p_min, mwu_note (the robustness note); dialect, sysbench_mode
+    (sysbench results: their dialect and run mode, never mixed in one row); value.
+    Then reboot path counts
     (source reboot_path, count in n) and the instance facts per kind (source fact,
     group = the fact's label, metric = its key, the value in value and the number of
     iterations that reported it in n; "not recorded" when results lack it).

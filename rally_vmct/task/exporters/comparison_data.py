@@ -45,23 +45,23 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   iteration in which the ``reboot path`` chart reports a fallback are reported apart
   as ``vmct.reboot (soft, fell back to hard)``: never averaged in. A failed
   iteration missing a fallback timing counts against the plain soft one.
-* **ratios**: each group's mean over the baseline kind's mean for the same metric at
-  the same concurrency (the nearest concurrency the baseline has, marked, when it
-  lacks that one), with Fieller's interval from
-  :func:`rally_vmct.workloads.stats.ratio` (``ratio_ci_low``/``ratio_ci_high`` None
-  and ``ratio_ci_unbounded`` True when the data cannot bound it). The baseline is
-  ``native`` when present, else the first kind seen, or the kind asked for; for a
-  metric the baseline kind never produced (native has no build time) the first kind
-  that has it stands in.
-* **significance**: every compared group (a kind against its metric's baseline, the
-  same pairing as the ratio) gets a two-sided Mann-Whitney U test
-  (:func:`rally_vmct.workloads.stats.mann_whitney`; ``test``, ``p_value``, and
-  ``p_min``, the smallest p-value its sample sizes allow) and, for information,
-  Welch's t-test (``welch_p_value``). The U p-values of all compared groups of the
-  export form one family: ``p_adjusted`` is Holm-Bonferroni adjusted over it and
-  ``significant`` is ``p_adjusted < alpha`` (alpha = 1 - confidence). A group whose
-  sample sizes cannot reach ``p < alpha`` at all says so in ``test_note`` and is
-  never significant. Baseline groups have None in these fields.
+* **ratios and verdicts**: each group against the baseline kind's group of the same
+  metric at the same concurrency (the nearest concurrency the baseline has, marked,
+  when it lacks that one), by the one rule of
+  :func:`rally_vmct.workloads.inference.compare`: the ratio of geometric means with
+  the interval of Welch's t on log values at Hsu's df ``min(N) - 1`` (Fieller's
+  interval of the ratio of means at the same df when a value is <= 0), at the
+  export's confidence; ``significant`` is "the interval excludes 1" and
+  ``p_value`` that test's two-sided p, so the mark and the interval cannot disagree.
+  ``ratio_ci_low``/``ratio_ci_high`` None and ``ratio_ci_unbounded`` True when the
+  data cannot bound it; ``detectable_low``/``detectable_high`` the ratios the test
+  would detect with 80 % power at this N and spread. The baseline is ``native`` when
+  present, else the first kind seen, or the kind asked for; for a metric the
+  baseline kind never produced (native has no build time) the first kind that has
+  it stands in. The cells are exploratory and **uncorrected**:
+  ``methods.comparisons`` counts them and ``methods.expected_false_marks`` says how
+  many would be marked by chance if nothing differed. Mann-Whitney U (``mwu_*``,
+  exact with ties up to 25 per side) is a robustness note, never the verdict.
 * **noise**: ``cv_high`` flags a CV above :data:`rally_vmct.workloads.stats.HIGH_CV`.
 * **quantile intervals**: every group's p50, p95 and p99 come with a distribution-free
   confidence interval at the export's confidence level (``p50_ci_low``,
@@ -86,8 +86,8 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   (:mod:`.environment`), warnings for emulated kinds, and a page title with
   "(emulated)" marks.
 * **seed check**: the seed studies' directions against this run
-  (:mod:`.seed_check`); pairs the page does not compare get a comparison of their
-  own, in the same Holm family.
+  (:mod:`.seed_check`): a confirmatory family of its own, Holm-corrected among the
+  directions, with TOST for the equivalence claims.
 
 * **host cost**: the ``vmct_host_monitor`` context's per-phase tables become groups
   of source ``host`` (:mod:`.host_cost`: host and instance CPU seconds, instance PSS
@@ -100,7 +100,10 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
 
 JSON format: ``format_version`` 4 added the quantile intervals (group fields,
 ``methods.quantile_interval`` and ``methods.quantile_interval_min_n``) and ``scale``;
-5 added ``host_cost`` and ``density`` (and groups of source ``host``).
+5 added ``host_cost`` and ``density`` (and groups of source ``host``); 6 replaced the
+page's Holm-corrected Mann-Whitney marks with the one rule's interval and verdict
+(``rule``, ``level``, ``detectable_*``, ``mwu_*``, ``log_mean``, ``log_sd``) and made
+the seed check a family of its own.
 
 Workloads without a ``kind`` argument, a ``VMCT.`` scenario name or a contract chart
 are listed as skipped.
@@ -116,6 +119,7 @@ from rally_vmct.task.exporters import environment as env_lib
 from rally_vmct.task.exporters import host_cost
 from rally_vmct.task.exporters import seed_check
 from rally_vmct.task import output
+from rally_vmct.workloads import inference
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import stats
 from rally_vmct.workloads import sysbench
@@ -172,7 +176,7 @@ CHART_HEADLINES = (
 HEADLINE_ORDER = ("build", "network wait", "ssh wait", "delete", "reboot", "stop",
                   "start", "cpu", "memory", "fileio", "network")
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 IDENTITY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit")
 VARIANT_FIELDS = ("dialect", "sysbench_mode")
 # The bounds of the quantiles' intervals: p50_ci_low, p50_ci_high, ... p99_ci_high.
@@ -180,21 +184,24 @@ QUANTILE_INTERVAL_FIELDS = tuple("p%d_ci_%s" % (percent, side)
                                  for percent in stats.INTERVAL_PERCENTILES
                                  for side in ("low", "high"))
 STAT_FIELDS = ("n", "failures", "mean", "sd", "cv", "cv_high", "min", "p50", "p90",
-               "p95", "p99", "max", "ci_low", "ci_high") + QUANTILE_INTERVAL_FIELDS
+               "p95", "p99", "max", "ci_low", "ci_high", "log_mean",
+               "log_sd") + QUANTILE_INTERVAL_FIELDS
 # What the scale section gives per kind and concurrency level.
 SCALE_FIELDS = ("concurrency", "n", "failures") + tuple(
     field for percent in stats.INTERVAL_PERCENTILES
     for field in ("p%d" % percent, "p%d_ci_low" % percent, "p%d_ci_high" % percent))
 QUANTILE_INTERVAL = "order-statistic"
-RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "ratio", "ratio_se",
-                "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded", "ratio_df",
-                "ratio_note")
-TEST_FIELDS = ("test", "p_value", "p_min", "p_adjusted", "significant", "test_note",
-               "welch_p_value")
+RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "rule", "level", "ratio",
+                "ratio_se", "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded",
+                "ratio_df", "ratio_note")
+TEST_FIELDS = ("p_value", "significant", "detectable_low", "detectable_high",
+               "mwu_test", "mwu_p_value", "mwu_p_min", "mwu_note")
 # What a headline cell of the summary carries.
 HEADLINE_FIELDS = (("n", "failures", "mean", "sd", "cv", "cv_high") + RATIO_FIELDS
                    + TEST_FIELDS)
-CORRECTION = "holm"
+# The page's cells are exploratory: each at alpha, no correction (the page says how
+# many false marks to expect); the seed check corrects within its own family.
+CORRECTION = "none"
 
 _TIME_UNITS = {"s", "sec", "ms", "us", "µs", "ns", "min", "h"}
 
@@ -699,6 +706,8 @@ class _Result(object):
             group.values.sort()
         self.summaries = {key: stats.summary(group.values, confidence)
                           for key, group in collector.groups.items()}
+        self.logs = {key: stats.log_moments(group.values)
+                     for key, group in collector.groups.items()}
         # metric -> {concurrency: kind} of the groups with samples, per kind
         self.have = collections.defaultdict(lambda: collections.defaultdict(dict))
         for (kind, concurrency, metric), summary in self.summaries.items():
@@ -758,55 +767,46 @@ class _Result(object):
             row["p%d_ci_low" % percent] = interval.low
             row["p%d_ci_high" % percent] = interval.high
         row["cv_high"] = None if summary.cv is None else summary.cv > stats.HIGH_CV
-        row.update(dict.fromkeys(TEST_FIELDS))
+        logs = self.logs[key]
+        row["log_mean"], row["log_sd"] = (None, None) if logs is None else logs[1:]
+        row.update(dict.fromkeys(RATIO_FIELDS + TEST_FIELDS))
+        row.update(baseline_kind=base_kind, baseline_concurrency=base_c,
+                   ratio_ci_unbounded=False, significant=False)
         base_key = GroupKey(base_kind, base_c, metric)
-        r = self._ratio(key, base_key)
-        if r is None:
-            r = stats.ratio(summary, self.summaries[base_key], self.confidence)
-            row.update(self._tests(key, base_key))
-        row.update({"baseline_kind": base_kind, "baseline_concurrency": base_c,
-                    "ratio": r.ratio, "ratio_se": r.se, "ratio_ci_low": r.ci_low,
-                    "ratio_ci_high": r.ci_high, "ratio_ci_unbounded": r.unbounded,
-                    "ratio_df": r.df, "ratio_note": r.note})
+        why = self._not_compared(key, base_key)
+        if why is not None:
+            row["ratio_note"] = why
+            return row
+        row.update(inference.compare((summary, logs),
+                                     (self.summaries[base_key], self.logs[base_key]),
+                                     self.alpha))
+        row.update(self._robustness(key, base_key))
         return row
 
-    def _ratio(self, key, base_key):
-        """The Ratio of a group that is compared with nothing, else None."""
+    def _not_compared(self, key, base_key):
+        """Why a group is compared with nothing, else None."""
         if base_key.kind is None:
-            return stats.Ratio(None, None, None, None, None, False,
-                               "no kind has samples of this metric")
+            return "no kind has samples of this metric"
         if key.kind == base_key.kind:
-            return stats.Ratio(None, None, None, None, None, False, "baseline")
+            return "baseline"
         if key.metric.dialect:
             ok, why = comparable(self.c.descriptions.get(key, ()),
                                  self.c.descriptions.get(base_key, ()))
             if not ok:
-                return stats.Ratio(None, None, None, None, None, False,
-                                   "not comparable with %s: %s" % (base_key.kind, why))
+                return "not comparable with %s: %s" % (base_key.kind, why)
         return None
 
-    def _tests(self, key, base_key):
-        """The test fields of a compared group, before the correction."""
-        candidate = self.c.groups[key].values
-        baseline = self.c.groups[base_key].values
-        u = stats.mann_whitney(candidate, baseline, presorted=True)
-        welch = stats.welch_test(self.summaries[key], self.summaries[base_key])
-        note = u.note
-        if u.p is not None and u.min_p >= self.alpha:
-            note = ("N too small for a significance test: %d vs %d samples cannot "
-                    "reach p < %g (smallest possible p = %.3g)"
-                    % (len(candidate), len(baseline), self.alpha, u.min_p))
-        return {"test": u.test if u.p is not None else None, "p_value": u.p,
-                "p_min": u.min_p, "significant": False, "test_note": note,
-                "welch_p_value": welch.p}
+    def _robustness(self, key, base_key):
+        """Mann-Whitney U of a compared group: a robustness note, never the verdict."""
+        u = stats.mann_whitney(self.c.groups[key].values, self.c.groups[base_key].values,
+                               presorted=True)
+        return {"mwu_test": u.test if u.p is not None else None, "mwu_p_value": u.p,
+                "mwu_p_min": u.min_p, "mwu_note": u.note}
 
-    def _adjust(self, rows):
-        """Holm-Bonferroni over every compared row; sets p_adjusted, significant."""
-        tested = [row for row in rows if row["p_value"] is not None]
-        for row, adjusted in zip(tested, stats.holm([row["p_value"] for row in tested])):
-            row["p_adjusted"] = adjusted
-            row["significant"] = adjusted < self.alpha and row["p_min"] < self.alpha
-        return len(tested)
+    @staticmethod
+    def _tested(rows):
+        """How many rows carry a verdict (an interval), for the expected false marks."""
+        return sum(1 for row in rows if row.get("p_value") is not None)
 
     def lifecycle_metrics(self):
         """[(phase, Metric)] of the LIFECYCLE_PHASES these results time."""
@@ -950,12 +950,20 @@ class _Result(object):
                                           if soft_total else None)})
         return reboot_paths
 
-    def _seed_pair_row(self, kind, concurrency, base_kind, base_c, metric_dict):
-        """A comparison the page does not make, for the seed check."""
+    def _seed_compare(self, candidate_row, baseline_row, alpha):
+        """The rule at ``alpha`` between two group rows (the seed check's levels)."""
         metric = next(m for m in self.metrics
                       if seed_check.metric_key(self._metric_dict(m))
-                      == seed_check.metric_key(metric_dict))
-        return self.group_row(kind, concurrency, metric, (base_kind, base_c))
+                      == seed_check.metric_key(candidate_row))
+        key = GroupKey(candidate_row["kind"], candidate_row["concurrency"], metric)
+        base_key = GroupKey(baseline_row["kind"], baseline_row["concurrency"], metric)
+        why = self._not_compared(key, base_key)
+        if why is not None:
+            out = dict.fromkeys(inference.FIELDS)
+            out.update(ratio_note=why, significant=False, ratio_ci_unbounded=False)
+            return out
+        return inference.compare((self.summaries[key], self.logs[key]),
+                                 (self.summaries[base_key], self.logs[base_key]), alpha)
 
     def as_dict(self):
         headline_metrics = self.headline_metrics()
@@ -963,17 +971,24 @@ class _Result(object):
         reboot_paths = self._reboot_paths()
         environment = env_lib.environment(self.c.facts, self.kinds)
         roles, checks = seed_check.plan(self.kinds, environment, metrics_out, groups_out)
-        extra = seed_check.attach(checks, groups_out, self._seed_pair_row)
-        comparisons = self._adjust(groups_out + extra)
-        seeds = seed_check.evaluate(roles, checks, self.alpha, reboot_paths, groups_out)
+        seed_check.attach(checks, groups_out)
+        comparisons = self._tested(groups_out)
+        seeds = seed_check.evaluate(roles, checks, self.alpha, reboot_paths, groups_out,
+                                    self._seed_compare)
         return {"format": "vmct-comparison", "format_version": FORMAT_VERSION,
                 "title": env_lib.page_title(environment),
                 "baseline": self.baseline, "confidence": self.confidence,
-                "methods": {"ratio_interval": "fieller",
-                            "test": "mann-whitney-u",
-                            "test_exact_limit": stats.MWU_EXACT_LIMIT,
-                            "correction": CORRECTION, "alpha": self.alpha,
-                            "comparisons": comparisons, "high_cv": stats.HIGH_CV,
+                "methods": {"rule": inference.RULE_LOG,
+                            "rule_without_log": inference.RULE_FIELLER,
+                            "df": "hsu", "correction": CORRECTION, "alpha": self.alpha,
+                            "comparisons": comparisons,
+                            "expected_false_marks": self.alpha * comparisons,
+                            "seed_correction": seed_check.CORRECTION,
+                            "equivalence": "tost", "power": stats.DEFAULT_POWER,
+                            "robustness_test": "mann-whitney-u",
+                            "robustness_exact_limit": stats.MWU_EXACT_LIMIT,
+                            "robustness_exact_ties_limit": stats.MWU_EXACT_TIES_LIMIT,
+                            "high_cv": stats.HIGH_CV,
                             "quantile_interval": QUANTILE_INTERVAL,
                             "quantile_interval_min_n": self._quantile_min_n()},
                 "kinds": self.kinds, "concurrencies": self.concurrencies,

@@ -23,6 +23,7 @@ from rally_vmct.task.exporters import environment as env_lib
 from rally_vmct.task.exporters import formatting
 from rally_vmct.task.exporters import seed_check
 from rally_vmct.task import output
+from rally_vmct.workloads import inference
 from rally_vmct.workloads import stats
 
 NA = formatting.NA
@@ -60,7 +61,7 @@ def page(data, generated_at=""):
 # -- cells --------------------------------------------------------------------
 
 def ratio(cell):
-    """``×R [low, high]`` (Fieller), ``[unbounded]`` with why, or why there is no R."""
+    """``×R [low, high]`` (the rule's interval), ``[unbounded]`` with why, or why no R."""
     if cell.get("ratio") is None:
         return {"value": None, "note": cell.get("ratio_note") or NA}
     low = cell.get("ratio_ci_low")
@@ -70,24 +71,52 @@ def ratio(cell):
             "title": cell.get("ratio_note")}
 
 
-def significance(cell, alpha):
-    """The significance mark of a compared cell; None without a test.
+def _robustness(cell):
+    if cell.get("mwu_p_value") is None:
+        return ""
+    exact = cell.get("mwu_test") == stats.MWU_EXACT
+    text = "; robustness note, not the verdict: Mann–Whitney U (%s) p = %s" % (
+        ("exact, with ties" if cell.get("mwu_note") else "exact") if exact
+        else "normal approximation", formatting.fmt_p(cell["mwu_p_value"]))
+    if cell.get("mwu_p_min") is not None and cell["mwu_p_min"] >= cell["level_alpha"]:
+        text += " (its smallest possible p here is %s)" % formatting.fmt_p(cell["mwu_p_min"])
+    return text
 
-    ``label`` gives the Holm-adjusted p of a significant difference; a cell that
-    is not is ``too_small`` when no outcome at its sample sizes reaches alpha.
+
+def significance(cell, alpha):
+    """The mark of a compared cell, from its interval; None without a test.
+
+    ``label`` gives the (uncorrected) p of a difference whose interval excludes 1;
+    a cell without an interval is ``too_small``; ``detail`` names the rule, the
+    level and, when the interval contains 1, the ratios this N could detect.
     """
     if cell.get("p_value") is None:
-        return None
-    detail = "Mann–Whitney U (%s): p = %s, Holm-adjusted p = %s" % (
-        "exact" if cell["test"] == stats.MWU_EXACT else "normal approximation",
-        formatting.fmt_p(cell["p_value"]), formatting.fmt_p(cell["p_adjusted"]))
-    if cell.get("test_note"):
-        detail += "; " + cell["test_note"]
+        if cell.get("ratio") is None or cell.get("ratio_ci_unbounded"):
+            return None
+        return {"significant": False, "too_small": True, "label": None,
+                "detail": "no verdict: %s" % (cell.get("ratio_note") or "N too small")}
+    cell = dict(cell, level_alpha=alpha)
+    pct = "%g %%" % (100 * (1 - alpha))
+    rule = inference.RULE_TEXT.get(cell.get("rule"), "")
     significant = bool(cell.get("significant"))
-    adjusted = formatting.fmt_p(cell["p_adjusted"])
+    p = formatting.fmt_p(cell["p_value"])
+    if significant:
+        detail = "%s: the %s interval excludes 1, p = %s (uncorrected, α = %g)" % (
+            rule, pct, p, alpha)
+    elif cell.get("ratio_ci_low") is None:
+        detail = "%s: no interval (%s)" % (rule, cell.get("ratio_note") or "N too small")
+    else:
+        detail = "%s: the %s interval contains 1, p = %s (uncorrected, α = %g)" % (
+            rule, pct, p, alpha)
+        if cell.get("detectable_low") is not None:
+            detail += ("; at this N and spread the test detects (80 %% power) only "
+                       "ratios below ×%s or above ×%s" % (fmt(cell["detectable_low"]),
+                                                          fmt(cell["detectable_high"])))
+    detail += _robustness(cell)
     return {"significant": significant, "detail": detail,
-            "label": "p" + adjusted if adjusted.startswith("<") else "p=" + adjusted,
-            "too_small": not significant and cell["p_min"] >= alpha}
+            "label": "p" + p if p.startswith("<") else "p=" + p,
+            "too_small": not significant and cell.get("ratio_ci_low") is None
+            and not cell.get("ratio_ci_unbounded")}
 
 
 def cv(cell):
@@ -98,7 +127,7 @@ def cv(cell):
 
 
 def ratio_class(cell, better):
-    """Green/red when the difference is significant after correction."""
+    """Green/red when the interval excludes 1."""
     r = cell.get("ratio")
     if not cell.get("significant") or r is None or better is None or r == 1:
         return "num ci"
@@ -132,11 +161,11 @@ def _environment_cell(fact):
 
 
 def legend(data):
-    """The figures of the summary's legend: interval level, comparisons, alpha."""
+    """The figures of the summary's legend: level, comparisons, expected false marks."""
     methods = data["methods"]
     return {"pct": round(100 * data["confidence"]), "comparisons": methods["comparisons"],
             "alpha": "%g" % methods["alpha"],
-            "min_n": seed_check.min_equal_n(methods["alpha"]),
+            "expected_false": "%.1f" % methods["expected_false_marks"],
             "high_cv": "%g" % (100 * methods["high_cv"])}
 
 
@@ -180,16 +209,17 @@ def seeds(data):
         r["kind"], r["role"] or "neither VM, container nor native", r["basis"],
         ", emulated" if r["emulated"] else "") for r in seeds["roles"])
     return {"roles": roles, "alpha": "%g" % seeds["alpha"],
-            "band": "%g" % (100 * seeds["band"]),
+            "band": "%g" % (100 * seeds["band"]), "family": seeds.get("family_size"),
             "checks": [_seed_row(check) for check in seeds["checks"]]}
 
 
 def _seed_row(check):
     unit = check["unit"] or ""
     p = None
-    if check.get("p_value") is not None:
-        p = {"value": formatting.fmt_p(check["p_value"]),
-             "adjusted": formatting.fmt_p(check["p_adjusted"])}
+    if check.get("p_decision") is not None and check.get("family_level") is not None:
+        p = {"value": formatting.fmt_p(check["p_decision"]),
+             "level": "%.3g" % check["family_level"],
+             "pct": "%.4g" % (100 * (1 - check["family_level"]))}
     row = {key: check[key] for key in ("id", "claim", "source", "published", "verdict",
                                        "reason", "notes")}
     row.update(_seed_kinds(check), label=check["label"] or NA, p=p,
@@ -366,5 +396,9 @@ def _stat_row(r, better, alpha):
 
 def method(data):
     """The figures of the method section."""
+    methods = data["methods"]
     return {"high_cv": HIGH_CV_PERCENT, "exact_limit": stats.MWU_EXACT_LIMIT,
-            "comparisons": data["methods"]["comparisons"]}
+            "exact_ties_limit": stats.MWU_EXACT_TIES_LIMIT,
+            "comparisons": methods["comparisons"], "alpha": "%g" % methods["alpha"],
+            "expected_false": "%.1f" % methods["expected_false_marks"],
+            "power": "%g" % (100 * stats.DEFAULT_POWER)}

@@ -17,13 +17,15 @@ The tables are :mod:`rally_vmct.task.density_output`'s.
 ``"<kind>: density limit"`` tables; :func:`curves` gives, per curve (:data:`CURVES`)
 and kind, a point per instance count with the samples' statistics (N, mean, SD,
 the mean's interval) and the ratio to the baseline kind at the same count
-(Fieller; the first kind that has the point stands in when the baseline has not),
+(the page's one rule, :func:`rally_vmct.workloads.inference.compare`; the first kind
+that has the point stands in when the baseline has not),
 and per kind how often each limit stopped the filling.
 """
 
 import collections
 
 from rally_vmct.task import density_output
+from rally_vmct.workloads import inference
 from rally_vmct.workloads import stats
 
 # (table column, curve label, unit, x: "running" = instances once reachable,
@@ -105,11 +107,16 @@ def _point(x, values, base_values, base_kind, confidence):
     point = {"x": x, "n": summary.n, "mean": summary.mean, "sd": summary.sd,
              "min": summary.min, "max": summary.max, "ci_low": summary.ci_low,
              "ci_high": summary.ci_high, "baseline_kind": base_kind}
-    r = stats.ratio(values, base_values, confidence) if base_values is not None else None
-    point.update(ratio=r and r.ratio, ratio_ci_low=r and r.ci_low,
-                 ratio_ci_high=r and r.ci_high,
-                 ratio_ci_unbounded=bool(r and r.unbounded),
-                 ratio_note="baseline" if r is None else r.note)
+    if base_values is None:
+        point.update(ratio=None, ratio_ci_low=None, ratio_ci_high=None,
+                     ratio_ci_unbounded=False, ratio_note="baseline")
+        return point
+    # the page's one rule (rally_vmct.workloads.inference), at the page's level
+    r = inference.compare(inference.sample(values), inference.sample(base_values),
+                          round(1.0 - confidence, 12))
+    point.update({k: r[k] for k in ("rule", "ratio", "ratio_ci_low", "ratio_ci_high",
+                                    "ratio_ci_unbounded", "ratio_note", "p_value",
+                                    "significant")})
     return point
 
 

@@ -15,21 +15,28 @@ The seeds (KEK's HEPiX 2015 study and HPE's KVM vs Docker in OpenStack) publishe
 directions, e.g. "container boot is faster than VM boot". For each, :func:`plan`
 picks the kinds that play the roles (VM, container, native: from the facts'
 ``virtualization`` when recorded, else from the kind's name) and the page metric
-that measures it, at the lowest concurrency the candidate has; the comparison is
-the page's own (ratio with Fieller's interval, Mann-Whitney U p, Holm-adjusted
-over the page) or, when the page compares both kinds only with a third one, a
-comparison of its own that :mod:`.comparison_data` adds to the page's Holm family
-(:func:`attach`). :func:`evaluate` then says, per direction:
+that measures it, at the lowest concurrency the candidate has. :func:`evaluate`
+then tests them as **one confirmatory family of their own**, apart from the page's
+exploratory cells:
 
-* **agrees**: the difference is significant after the page's correction and goes
-  the published way (for "within 5 % of native": the ratio's interval lies in
-  [0.95, 1.05], significant or not);
-* **disagrees**: significant the other way (for the band: the interval lies
-  wholly outside it and the difference is significant);
-* **cannot tell**, with the reason: a kind or the data is missing, N is too small
-  for the test to reach alpha (Mann-Whitney needs 4 per side at alpha 0.05), the
-  difference is not significant, the interval straddles the band;
-* **no published direction** (hard reboot): what this run shows, for the record.
+* each direction (seed x kind pair) is one hypothesis; a direction with several
+  metrics (fileio modes; cpu and memory) holds only when every metric does (an
+  intersection-union test, whose p is the largest of its metrics' and which needs
+  no correction within the direction);
+* Holm's step-down over the directions at ``alpha``
+  (:func:`rally_vmct.workloads.stats.holm_levels`); each row's ratio and interval
+  come from the page's one rule (:mod:`rally_vmct.workloads.inference`) at the
+  level Holm's step used for its direction, so verdict and interval agree;
+* **agrees**: the interval excludes 1 in the published direction; for "within 5 %
+  of native", two one-sided tests (TOST): the ``1 - 2 level`` interval lies in
+  [0.95, 1.05];
+* **disagrees**: the interval excludes 1 the other way; for the band, the
+  ``1 - level`` interval lies wholly outside it;
+* **cannot tell**, with the reason and what would tell: the ratios this N and
+  spread could detect (80 % power) and the N per side that would detect the
+  published effect;
+* **no published direction** (hard reboot): what this run shows, for the record,
+  outside the family.
 
 Pure Python on the comparison's plain dicts; no Rally import.
 """
@@ -39,6 +46,8 @@ import math
 
 from rally_vmct.task import output
 from rally_vmct.workloads import facts
+from rally_vmct.workloads import inference
+from rally_vmct.workloads import stats
 
 VM, CONTAINER, NATIVE = "VM", "container", "native"
 AGREES, DISAGREES, CANNOT_TELL = "agrees", "disagrees", "cannot tell"
@@ -49,20 +58,16 @@ FALLBACK_PATH = "soft_fell_back_to_hard"
 
 Seed = collections.namedtuple(
     "Seed", ["id", "source", "claim", "published", "candidate", "baseline", "expected",
-             "select"])
+             "select", "effect"])
+Seed.__doc__ = """A published direction. ``effect``: the published change as a fraction
+(0.28 for "28 % faster"; for an equivalence, the difference assumed when asking what
+N would show it), for "what would tell"."""
+CORRECTION = "holm"
 
 _CONTAINER_WORDS = ("container", "docker", "lxc", "lxd", "podman", "zun")
 _NATIVE_WORDS = ("bare metal", "bare-metal", "baremetal", "native", "ironic")
 _VM_WORDS = ("kvm", "qemu", "tcg", "xen", "hyper-v", "hyperv", "vmware", "esx",
              "libvirt", "virtual machine", "hardware-assisted", "emulated", "vm")
-
-
-def min_equal_n(alpha):
-    """Smallest N per side with which a Mann-Whitney test can reach p < alpha."""
-    n = 1
-    while 2.0 / math.comb(2 * n, n) >= alpha:
-        n += 1
-    return n
 
 
 # -- roles --------------------------------------------------------------------
@@ -154,18 +159,19 @@ def _headlines(categories, direct_only=False):
 
 SEEDS = (
     Seed("a", "KEK, HPE", "container boot (build + wait for network) is faster than VM "
-         "boot", "28 % faster (HPE)", CONTAINER, VM, BETTER, _boot),
+         "boot", "28 % faster (HPE)", CONTAINER, VM, BETTER, _boot, 0.28),
     Seed("b", "HPE", "container delete is faster than VM delete", "34 % faster",
-         CONTAINER, VM, BETTER, _atomic("vmct.delete", "nova.delete_server")),
+         CONTAINER, VM, BETTER, _atomic("vmct.delete", "nova.delete_server"), 0.34),
     Seed("c", "HPE", "container soft reboot is faster than VM soft reboot", "96 % faster",
-         CONTAINER, VM, BETTER, _atomic("vmct.reboot_soft", "vmct.reboot (soft)")),
+         CONTAINER, VM, BETTER, _atomic("vmct.reboot_soft", "vmct.reboot (soft)"), 0.96),
     Seed("d", "none", "container hard reboot vs VM hard reboot (reported as measured)",
          NO_DIRECTION, CONTAINER, VM, None,
-         _atomic("vmct.reboot_hard", "vmct.reboot (hard)")),
+         _atomic("vmct.reboot_hard", "vmct.reboot (hard)"), None),
     Seed("e", "KEK", "VM fileio with O_DIRECT is worse than native at low concurrency",
-         "60–80 % worse", VM, NATIVE, WORSE, _headlines(("fileio",), direct_only=True)),
+         "60–80 % worse", VM, NATIVE, WORSE, _headlines(("fileio",), direct_only=True), 0.6),
     Seed("f", "KEK", "container cpu and memory are within 2–5 % of native",
-         "within 2–5 %", CONTAINER, NATIVE, EQUIVALENT, _headlines(("cpu", "memory"))),
+         "within 2–5 %", CONTAINER, NATIVE, EQUIVALENT, _headlines(("cpu", "memory")),
+         0.02),
 )
 
 
@@ -254,53 +260,20 @@ def plan(kinds, environment, metrics, groups):
 
 # -- comparisons --------------------------------------------------------------
 
-COMPARISON_FIELDS = ("ratio", "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded",
-                     "ratio_note", "test", "p_value", "p_min", "p_adjusted",
-                     "significant", "test_note")
+COMPARISON_FIELDS = inference.FIELDS + (
+    "family_level", "tost_low", "tost_high", "p_decision", "direction_metrics",
+    "would_tell")
 
 
-def _inverted(row):
-    """A comparison row's fields for baseline / candidate (the other way round)."""
-    out = {k: row.get(k) for k in COMPARISON_FIELDS}
-    r, low, high = row.get("ratio"), row.get("ratio_ci_low"), row.get("ratio_ci_high")
-    out["ratio"] = 1.0 / r if r else None
-    if low is not None and high is not None and high > 0:
-        out["ratio_ci_low"] = 1.0 / high
-        out["ratio_ci_high"] = 1.0 / low if low > 0 else None
-        out["ratio_ci_unbounded"] = low <= 0
-    return out
-
-
-def attach(checks, groups, compute):
-    """Give each plannable check its rows and comparison; returns the new rows.
-
-    ``compute(candidate, concurrency, baseline, baseline concurrency, metric)``
-    returns a comparison row (the shape of a page group row) for a pair the page
-    does not compare; those rows are returned so that the caller adds them to
-    the page's Holm family before :func:`evaluate`.
-    """
+def attach(checks, groups):
+    """Give each plannable check its two group rows (candidate, baseline)."""
     index = {(row["kind"], row["concurrency"], metric_key(row)): row for row in groups}
-    extra = []
     for check in checks:
         if check["missing"] or check["metric"] is None:
             continue
         key = metric_key(check["metric"])
-        cand = (check["candidate"], check["concurrency"], key)
-        base = (check["baseline"], check["baseline_concurrency"], key)
-        check["_rows"] = (index[cand], index[base])
-        row, other = index[cand], index[base]
-        if (row["baseline_kind"], row["baseline_concurrency"]) == base[:2]:
-            check["_comparison"], check["comparison"] = row, "page"
-        elif (other["baseline_kind"], other["baseline_concurrency"]) == cand[:2]:
-            check["_comparison"], check["comparison"] = other, "page, inverted"
-            check["_inverted"] = True
-        else:
-            row = compute(cand[0], cand[1], base[0], base[1], check["metric"])
-            extra.append(row)
-            check["_comparison"] = row
-            check["comparison"] = ("added by the seed check (the page compares both "
-                                   "with another kind); in the page's Holm family")
-    return extra
+        check["_rows"] = (index[(check["candidate"], check["concurrency"], key)],
+                          index[(check["baseline"], check["baseline_concurrency"], key)])
 
 
 # -- verdicts -----------------------------------------------------------------
@@ -328,65 +301,181 @@ def difference_text(ratio, direction):
     return "%.1f %% %s" % (abs(1.0 - ratio) * 100, words[0] if below else words[1])
 
 
-def _test_reason(comp, alpha, n_cand, n_base):
-    """Why the test cannot say, else None."""
-    if comp.get("p_value") is None:
-        return "no test: %s" % (comp.get("ratio_note") or comp.get("test_note")
-                                or "no comparison")
-    if comp.get("p_min") is not None and comp["p_min"] >= alpha:
-        return ("N too small: %d vs %d samples; Mann–Whitney U cannot reach p < %g "
-                "(needs at least %d per side)" % (n_cand, n_base, alpha,
-                                                  min_equal_n(alpha)))
-    if not comp.get("significant"):
-        return "not significant: Holm-adjusted p = %.3g ≥ α = %g" % (
-            comp["p_adjusted"], alpha)
-    return None
+def published_ratio(seed, direction):
+    """The candidate / baseline ratio the seed published for a metric of ``direction``."""
+    if seed.expected == EQUIVALENT:
+        return 1.0 - seed.effect
+    if seed.expected is None or direction not in ("higher", "lower"):
+        return None
+    smaller = (seed.expected == BETTER) == (direction == "lower")
+    return 1.0 - seed.effect if smaller else 1.0 / (1.0 - seed.effect)
 
 
-def verdict(expected, direction, comp, alpha, n_cand, n_base, band=BAND):
-    """``(verdict, reason, observed)`` of one comparison (see the module doc)."""
-    ratio = comp.get("ratio")
-    observed = _observed(ratio, direction)
-    reason = _test_reason(comp, alpha, n_cand, n_base)
-    seen = difference_text(ratio, direction)
-    if reason is None:
-        seen += " (significant)"
-    elif ratio is not None:
-        seen += " (not significant)"
-    if expected == EQUIVALENT:
-        return _band_verdict(comp, band, reason, seen)
+def _pct(level):
+    return "%.4g %%" % (100 * level)
+
+
+def _decision_p(check, result, alpha):
+    """``(p of "agrees", p of "disagrees")`` of one row at the family's alpha."""
+    if result.get("p_value") is None:
+        return None, None
+    if check["expected"] == EQUIVALENT:
+        _, p_equal, p_out, _ = inference.band_decision(result, BAND, alpha)
+        return p_equal, p_out
+    observed = _observed(result["ratio"], check["metric"]["direction"])
+    if observed not in (BETTER, WORSE):
+        return 1.0, 1.0
+    p = result["p_value"]
+    return (p, 1.0) if observed == check["expected"] else (1.0, p)
+
+
+def _directions(checks, compare, alpha):
+    """``{direction key: [checks]}`` of the testable checks with their decision p."""
+    directions = collections.OrderedDict()
+    for check in checks:
+        metric = check["metric"] or {}
+        if (check["missing"] or check["expected"] is None
+                or metric.get("direction") not in ("higher", "lower")):
+            continue
+        result = compare(*check["_rows"], alpha)
+        check["_p"] = _decision_p(check, result, alpha)
+        if check["_p"][0] is None:
+            continue
+        key = (check["id"], check["candidate"], check["baseline"])
+        directions.setdefault(key, []).append(check)
+    return directions
+
+
+def _family(checks, compare, alpha):
+    """Holm over the testable directions; sets each check's ``_level``/``_agree``.
+
+    A direction with several metrics (fileio modes; cpu and memory) is one
+    hypothesis: it agrees (or disagrees) only when each of its metrics does, an
+    intersection-union test (Berger 1982) whose p is the largest of its metrics'
+    and needs no correction within the direction.
+    """
+    directions = _directions(checks, compare, alpha)
+    keys = list(directions)
+    agree = [max(c["_p"][0] for c in directions[k]) for k in keys]
+    disagree = [max(c["_p"][1] for c in directions[k]) for k in keys]
+    decisions = stats.holm_levels([min(a, d) for a, d in zip(agree, disagree)], alpha)
+    for key, p_agree, p_disagree, (rejected, level) in zip(keys, agree, disagree,
+                                                           decisions):
+        outcome = None
+        if rejected:
+            outcome = AGREES if p_agree <= p_disagree else DISAGREES
+        for check in directions[key]:
+            check.update(_level=level, _outcome=outcome, _family_size=len(keys),
+                         _direction_size=len(directions[key]),
+                         _p_decision=min(p_agree, p_disagree))
+    return len(keys)
+
+
+def _would_tell(seed_effect, result, cand_row, base_row, level, equivalence):
+    """What would tell: detectable ratios at this N, N per side for the published effect."""
+    if result.get("rule") != inference.RULE_LOG:
+        return None
+    sd_a, sd_b = cand_row.get("log_sd"), base_row.get("log_sd")
+    if sd_a is None or sd_b is None or seed_effect is None:
+        return None
+    band = (math.log(1 - BAND), math.log(1 + BAND)) if equivalence else None
+    n = stats.n_per_side(math.log(seed_effect), sd_a, sd_b, level, band=band)
+    text = ""
+    if result.get("detectable_low") is not None and not equivalence:
+        text = ("at N = %d vs %d and these spreads a test at α = %.3g detects (80 %% "
+                "power) only ratios below ×%.3g or above ×%.3g; "
+                % (cand_row["n"], base_row["n"], level, result["detectable_low"],
+                   result["detectable_high"]))
+    what = ("equivalence within ±%g %% if the true ratio is ×%.3g" % (100 * BAND, seed_effect)
+            if equivalence else "the published ×%.3g" % seed_effect)
+    text += ("%s per side would show %s (80 %% power at α = %.3g)"
+             % ("N ≈ %d" % n if n else "no N up to 100000", what, level))
+    return {"text": text, "n_per_side": n, "published_ratio": seed_effect}
+
+
+def _row_verdict(check, result, level, band_interval):
+    """``(verdict, reason)`` of a checked row from its interval at the family's level."""
+    ratio = result.get("ratio")
+    rule = inference.RULE_TEXT.get(result.get("rule"), "no rule")
+    pct = _pct(1 - level)
     if ratio is None:
-        return CANNOT_TELL, "no ratio: %s" % (comp.get("ratio_note") or "no data"), seen
-    if expected is None:
-        return NO_DIRECTION, reason or "significant", seen
+        return CANNOT_TELL, "no ratio: %s" % (result.get("ratio_note") or "no data")
+    if result.get("ratio_ci_low") is None:
+        return CANNOT_TELL, "no interval: %s" % (
+            "unbounded (the baseline mean is not significantly different from 0)"
+            if result.get("ratio_ci_unbounded") else result.get("ratio_note") or "N < 2")
+    outcome = check.get("_outcome")
+    share = ("the direction's %d metrics each" % check["_direction_size"]
+             if check.get("_direction_size", 1) > 1 else "")
+    if check["expected"] == EQUIVALENT:
+        low, high = band_interval
+        if outcome == AGREES:
+            return AGREES, "TOST: the %s interval [%.4g, %.4g] lies within ±%g %%%s (%s)" % (
+                _pct(1 - 2 * level), low, high, 100 * BAND,
+                "; so do " + share if share else "", rule)
+        if outcome == DISAGREES:
+            return DISAGREES, "the %s interval lies wholly outside ±%g %%%s (%s)" % (
+                pct, 100 * BAND, "; so do " + share if share else "", rule)
+        return CANNOT_TELL, ("neither the %s interval [%.4g, %.4g] lies within ±%g %% (TOST) "
+                             "nor the %s interval wholly outside it%s (%s)"
+                             % (_pct(1 - 2 * level), low, high, 100 * BAND, pct,
+                                " in all of " + share.replace(" each", "")
+                                if share else "", rule))
+    if outcome == AGREES:
+        return AGREES, "the %s interval excludes 1, in the published direction%s (%s)" % (
+            pct, "; so do " + share if share else "", rule)
+    if outcome == DISAGREES:
+        return DISAGREES, "the %s interval excludes 1, opposite to the published " \
+            "direction%s (%s)" % (pct, "; so do " + share if share else "", rule)
+    if result.get("significant"):
+        return CANNOT_TELL, ("this metric's %s interval excludes 1, but not all of %s "
+                             "go the same way at this level (%s)"
+                             % (pct, share.replace(" each", "") or "the direction", rule))
+    return CANNOT_TELL, "the %s interval contains 1 (%s)" % (pct, rule)
+
+
+def _evaluate_check(check, result, compare, alpha, seeds):
+    """Fill ``result`` (a JSON-ready dict) for one planned check."""
+    cand_row, base_row = check["_rows"]
+    result["candidate_stats"] = _stats(cand_row)
+    result["baseline_stats"] = _stats(base_row)
+    level = check.get("_level", alpha)
+    comp = compare(cand_row, base_row, level)
+    result.update({k: comp.get(k) for k in inference.FIELDS})
+    result["family_level"] = level
+    result["p_decision"] = check.get("_p_decision")
+    result["direction_metrics"] = check.get("_direction_size")
+    direction = result["direction"]
+    seen = difference_text(comp.get("ratio"), direction)
+    if check["expected"] is None:
+        result["verdict"] = NO_DIRECTION
+        result["reason"] = "for the record, outside the confirmatory family: the %s " \
+            "interval %s 1" % (_pct(1 - alpha), "excludes" if comp.get("significant")
+                               else "contains")
+        result["observed"] = seen
+        return
     if direction not in ("higher", "lower"):
-        return CANNOT_TELL, "the metric's unit says nothing of better or worse", seen
-    if reason:
-        return CANNOT_TELL, reason, seen
-    if observed == expected:
-        return AGREES, "significant, in the published direction", seen
-    return DISAGREES, "significant, in the opposite direction", seen
-
-
-def _band_verdict(comp, band, reason, seen):
-    low, high = comp.get("ratio_ci_low"), comp.get("ratio_ci_high")
-    lo_band, hi_band = 1 - band, 1 + band
-    if comp.get("ratio") is None:
-        return CANNOT_TELL, "no ratio: %s" % (comp.get("ratio_note") or "no data"), seen
-    if low is None or high is None:
-        return CANNOT_TELL, "the ratio's interval is %s" % (
-            "unbounded" if comp.get("ratio_ci_unbounded") else "unknown (N < 2)"), seen
-    if lo_band <= low and high <= hi_band:
-        return AGREES, "interval [%.4g, %.4g] lies within ±%g %%" % (
-            low, high, 100 * band), seen
-    if high < lo_band or low > hi_band:
-        if reason is None:
-            return DISAGREES, "interval [%.4g, %.4g] lies outside ±%g %%, significant" % (
-                low, high, 100 * band), seen
-        return CANNOT_TELL, "interval [%.4g, %.4g] lies outside ±%g %% but %s" % (
-            low, high, 100 * band, reason), seen
-    return CANNOT_TELL, "interval [%.4g, %.4g] is not within ±%g %%%s" % (
-        low, high, 100 * band, "; " + reason if reason else ""), seen
+        result.update(verdict=CANNOT_TELL, observed=seen,
+                      reason="the metric's unit says nothing of better or worse")
+        return
+    band_interval = None
+    if check["expected"] == EQUIVALENT:
+        _, _, _, band_interval = inference.band_decision(comp, BAND, level)
+        if band_interval:
+            result["tost_low"], result["tost_high"] = band_interval
+    if check["expected"] == EQUIVALENT and band_interval is None and comp.get(
+            "ratio_ci_low") is not None:
+        result.update(verdict=CANNOT_TELL, observed=seen,
+                      reason="equivalence needs values > 0 (TOST on log values)")
+        return
+    result["verdict"], result["reason"] = _row_verdict(check, comp, level, band_interval)
+    result["observed"] = seen
+    if result["verdict"] == CANNOT_TELL:
+        tell = _would_tell(published_ratio(seeds[check["id"]], direction), comp, cand_row,
+                           base_row, level, check["expected"] == EQUIVALENT)
+        if tell:
+            result["would_tell"] = tell
+            result["reason"] += "; " + tell["text"]
 
 
 def _fallback_note(check, reboot_paths, groups):
@@ -449,29 +538,25 @@ def _magnitude_note(result):
         difference_text(r, "higher"), "within" if inside else "outside")
 
 
-def evaluate(roles, checks, alpha, reboot_paths=(), groups=()):
+def evaluate(roles, checks, alpha, reboot_paths=(), groups=(), compare=None):
     """The seed check section (a JSON-ready dict) of planned, attached checks.
 
-    Call after the page's Holm correction set ``p_adjusted``/``significant``.
+    ``compare(candidate row, baseline row, alpha)`` is the one rule
+    (:func:`rally_vmct.workloads.inference.compare` on the rows' samples). The
+    testable directions form one family, Holm-corrected at ``alpha``; each row's
+    interval is printed at the level Holm's step used for its direction.
     """
     emulated = {r["kind"] for r in roles if r["emulated"]}
+    seeds = {seed.id: seed for seed in SEEDS}
+    family = _family(checks, compare, alpha) if compare else 0
     out = []
     for check in checks:
         result = _result(check)
+        result.update(dict.fromkeys(COMPARISON_FIELDS))
         if check["missing"]:
-            result.update(dict.fromkeys(COMPARISON_FIELDS))
             result.update(verdict=CANNOT_TELL, reason="missing data: " + check["missing"])
         else:
-            cand_row, base_row = check["_rows"]
-            comp = check["_comparison"]
-            comp = (_inverted(comp) if check.get("_inverted")
-                    else {k: comp.get(k) for k in COMPARISON_FIELDS})
-            result.update(comp)
-            result["candidate_stats"] = _stats(cand_row)
-            result["baseline_stats"] = _stats(base_row)
-            result["verdict"], result["reason"], result["observed"] = verdict(
-                check["expected"], result["direction"], comp, alpha, cand_row["n"],
-                base_row["n"])
+            _evaluate_check(check, result, compare, alpha, seeds)
         if check["id"] == "c" and check["baseline"]:
             note, paths = _fallback_note(check, reboot_paths, groups)
             result["notes"].append(note)
@@ -485,5 +570,6 @@ def evaluate(roles, checks, alpha, reboot_paths=(), groups=()):
                 result["notes"].append(
                     "%s is emulated (QEMU TCG); the seeds measured KVM" % kind)
         out.append(result)
-    return {"roles": roles, "alpha": alpha, "band": BAND, "checks": out,
+    return {"roles": roles, "alpha": alpha, "band": BAND, "correction": CORRECTION,
+            "family_size": family, "checks": out,
             "summary": dict(collections.Counter(r["verdict"] for r in out))}

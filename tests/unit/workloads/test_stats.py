@@ -443,6 +443,18 @@ class TestWelchAgainstScipy(testtools.TestCase):
         self.assertIn("fewer than 2 candidate", got.note)
 
 
+def _u_statistic(x, y, axis=-1):
+    return sps.mannwhitneyu(x, y, axis=axis, method="asymptotic").statistic
+
+
+def _permutation_u(a, b):
+    """scipy's exact permutation p of U (every labelling), two-sided."""
+    import numpy
+    return sps.permutation_test((a, b), _u_statistic, permutation_type="independent",
+                                n_resamples=numpy.inf, alternative="two-sided",
+                                vectorized=True).pvalue
+
+
 class TestMannWhitneyAgainstScipy(testtools.TestCase):
 
     def test_samples(self):
@@ -451,21 +463,52 @@ class TestMannWhitneyAgainstScipy(testtools.TestCase):
             got = stats.mann_whitney(a, b)
             ties = len(set(a + b)) < len(a + b)
             exact = not ties and len(a) <= 50 and len(b) <= 50
-            self.assertEqual(stats.MWU_EXACT if exact else stats.MWU_NORMAL, got.test,
-                             name)
+            exact_ties = ties and len(a) <= 25 and len(b) <= 25
+            self.assertEqual(stats.MWU_EXACT if exact or exact_ties else stats.MWU_NORMAL,
+                             got.test, name)
             methods[name] = got.test
-            ref = sps.mannwhitneyu(a, b, alternative="two-sided",
-                                   method="exact" if exact else "asymptotic")
-            self.assertEqual(ref.statistic, got.statistic, name)
-            self.assertLess(abs(got.p - ref.pvalue), 1e-12, name)
-            self.assertLess(_rel(got.p, ref.pvalue), 1e-9, name)
-            self.assertEqual(min(1.0, 2 / math.comb(len(a) + len(b), len(a))), got.min_p)
-        # the data cover both branches at every size asked for
+            if exact_ties and math.comb(len(a) + len(b), len(a)) > 10 ** 5:
+                # too many labellings for scipy's enumeration: the exact p is close
+                # to the tie-corrected normal approximation's at this size
+                approx = sps.mannwhitneyu(a, b, method="asymptotic").pvalue
+                self.assertLess(abs(got.p - approx), 0.01, name)
+                continue
+            if exact_ties:
+                ref = _permutation_u(a, b)
+            else:
+                ref = sps.mannwhitneyu(a, b, alternative="two-sided",
+                                       method="exact" if exact else "asymptotic").pvalue
+            self.assertEqual(sps.mannwhitneyu(a, b).statistic, got.statistic, name)
+            self.assertLess(abs(got.p - ref), 1e-12, name)
+            self.assertLess(_rel(got.p, ref), 1e-9, name)
+            if not ties:
+                self.assertEqual(min(1.0, 2 / math.comb(len(a) + len(b), len(a))),
+                                 got.min_p)
+        # the data cover every branch at every size asked for
         self.assertEqual(stats.MWU_EXACT, methods["n2 memory write kvm"])
         self.assertEqual(stats.MWU_EXACT, methods["n20 netperf"])
-        self.assertEqual(stats.MWU_NORMAL, methods["n20 reboot ties"])
+        self.assertEqual(stats.MWU_EXACT, methods["n20 reboot ties"])
         self.assertEqual(stats.MWU_NORMAL, methods["n60 vs n55"])
-        self.assertEqual(stats.MWU_NORMAL, methods["zero variance equal"])
+        self.assertEqual(stats.MWU_EXACT, methods["zero variance equal"])
+
+    def test_exact_with_ties_against_scipy_permutation_test(self):
+        # the issue's example: the normal approximation said 0.047, the exact p is 0.1
+        got = stats.mann_whitney([1, 1, 1], [5, 5, 5])
+        self.assertEqual((stats.MWU_EXACT, 0.1, 0.1), (got.test, got.p, got.min_p))
+        self.assertAlmostEqual(_permutation_u([1, 1, 1], [5, 5, 5]), got.p, places=12)
+        rng = random.Random(9)
+        for _ in range(25):
+            a = [float(rng.randint(1, 5)) for _ in range(rng.randint(2, 7))]
+            b = [float(rng.randint(2, 6)) for _ in range(rng.randint(2, 7))]
+            self.assertAlmostEqual(_permutation_u(a, b), stats.mann_whitney(a, b).p,
+                                   places=12, msg=(a, b))
+        # above 25 per side with ties: the normal approximation, as scipy's asymptotic
+        a = [float(i % 7) for i in range(26)]
+        b = [float(i % 5) for i in range(30)]
+        got = stats.mann_whitney(a, b)
+        self.assertEqual(stats.MWU_NORMAL, got.test)
+        self.assertAlmostEqual(sps.mannwhitneyu(a, b, method="asymptotic").pvalue, got.p,
+                               places=12)
 
     def test_exact_against_scipy_on_random_small_samples(self):
         rng = random.Random(5)

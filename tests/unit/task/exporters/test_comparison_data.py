@@ -2,11 +2,13 @@
 
 import math
 import random
+import statistics
 
 import testtools
 
 from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task import output
+from rally_vmct.workloads import inference
 from rally_vmct.workloads import stats
 from tests.unit.task.exporters import sample_results as sr
 
@@ -65,71 +67,66 @@ class TestGrouping(testtools.TestCase):
 
     def test_ratio_to_baseline_by_hand(self):
         r = _row(self.data, "docker", 2, "vmct.build")
-        # R = 3 / 12; v_a = (1/3) / 144 = 1/432; v_b = R^2 (4/3) / 144 = 1/1728
-        self.assertEqual(0.25, r["ratio"])
-        self.assertAlmostEqual(math.sqrt(5 / 1728), r["ratio_se"], places=12)
-        # df = (5/1728)^2 / ((1/432)^2 / 2 + (1/1728)^2 / 2) = 50 / 17
-        self.assertAlmostEqual(50 / 17, r["ratio_df"], places=10)
+        # docker [2, 3, 4] / kvm [10, 12, 14]: the ratio of geometric means
+        # (24 / 1680) ** (1/3), Hsu df = min(3, 3) - 1 = 2
+        self.assertAlmostEqual((24 / 1680) ** (1 / 3), r["ratio"], places=12)
+        self.assertEqual((inference.RULE_LOG, 2.0, 0.95),
+                         (r["rule"], r["ratio_df"], r["level"]))
         self.assertEqual(("kvm", 2), (r["baseline_kind"], r["baseline_concurrency"]))
         base = _row(self.data, "kvm", 2, "vmct.build")
         self.assertIsNone(base["ratio"])
         self.assertEqual("baseline", base["ratio_note"])
 
-    def test_fieller_interval_by_hand(self):
-        # docker [2, 3, 4] / kvm [10, 12, 14]: a = 3, b = 12, v_a = 1/3, v_b = 4/3,
-        # df = 50/17; rho with (3 - 12 rho)^2 <= t^2 (1/3 + rho^2 4/3):
-        # A = 144 - t^2 4/3, B = 36, C = 9 - t^2/3, roots (B -/+ sqrt(B^2 - A C)) / A
+    def test_log_interval_by_hand(self):
+        # se = sqrt(var(log docker) / 3 + var(log kvm) / 3), exp(d -/+ t(0.975, 2) se)
         r = _row(self.data, "docker", 2, "vmct.build")
-        t2 = stats.t_quantile(0.975, 50 / 17) ** 2
-        a, b, c = 144 - t2 * 4 / 3, 36.0, 9 - t2 / 3
-        root = math.sqrt(b * b - a * c)
-        self.assertAlmostEqual((b - root) / a, r["ratio_ci_low"], places=12)
-        self.assertAlmostEqual((b + root) / a, r["ratio_ci_high"], places=12)
+        la = [math.log(v) for v in (2, 3, 4)]
+        lb = [math.log(v) for v in (10, 12, 14)]
+        d = sum(la) / 3 - sum(lb) / 3
+        se = math.sqrt(statistics.variance(la) / 3 + statistics.variance(lb) / 3)
+        t = 4.302652729911275                      # scipy.stats.t.ppf(0.975, 2)
+        self.assertAlmostEqual(se, r["ratio_se"], places=12)
+        self.assertAlmostEqual(math.exp(d - t * se), r["ratio_ci_low"], places=10)
+        self.assertAlmostEqual(math.exp(d + t * se), r["ratio_ci_high"], places=10)
         self.assertFalse(r["ratio_ci_unbounded"])
+        self.assertAlmostEqual(sum(la) / 3, r["log_mean"], places=12)
 
-    def test_significance_fields_at_n3(self):
+    def test_verdict_and_interval_agree_at_n3(self):
         r = _row(self.data, "docker", 2, "vmct.build")
-        # 3 vs 3, completely separated: the smallest p possible, 2 / C(6, 3) = 0.1
-        self.assertEqual(stats.MWU_EXACT, r["test"])
-        self.assertAlmostEqual(0.1, r["p_value"], places=15)
-        self.assertAlmostEqual(0.1, r["p_min"], places=15)
-        self.assertFalse(r["significant"])
-        self.assertEqual("N too small for a significance test: 3 vs 3 samples cannot "
-                         "reach p < 0.05 (smallest possible p = 0.1)", r["test_note"])
-        # Welch: t = (3 - 12) / sqrt(1/3 + 4/3), df 50/17
-        t = -9 / math.sqrt(5 / 3)
-        self.assertAlmostEqual(2 * stats.t_sf(-t, 50 / 17), r["welch_p_value"], places=12)
+        # the interval excludes 1: significant at 0.05, uncorrected, whatever the
+        # rank test could reach at 3 vs 3
+        self.assertLess(r["ratio_ci_high"], 1)
+        self.assertTrue(r["significant"])
+        self.assertLess(r["p_value"], 0.05)
+        d = math.log(r["ratio"])
+        self.assertAlmostEqual(2 * stats.t_sf(abs(d) / r["ratio_se"], 2), r["p_value"],
+                               places=12)
+        # Mann-Whitney U is a robustness note: 3 vs 3 separated, p = 0.1 at best
+        self.assertEqual((stats.MWU_EXACT, 0.1, 0.1),
+                         (r["mwu_test"], r["mwu_p_value"], r["mwu_p_min"]))
         base = _row(self.data, "kvm", 2, "vmct.build")
-        self.assertEqual((None, None, None, None), (base["test"], base["p_value"],
-                                                    base["p_adjusted"], base["significant"]))
+        self.assertEqual((None, None, False), (base["rule"], base["p_value"],
+                                               base["significant"]))
 
-    def test_ties_use_the_normal_approximation(self):
-        # docker [1, 1, 1] vs kvm [2, 3, 4]: U = 0, tie term 3^3 - 3 = 24,
-        # var = 9/12 (7 - 24/30) = 4.65, z = (9 - 4.5 - 0.5) / sqrt(4.65)
+    def test_ties_use_the_exact_permutation_distribution(self):
+        # docker [1, 1, 1] vs kvm [2, 3, 4]: separated, P(U = 0) = 1/20, two-sided 0.1
         r = _row(self.data, "docker", 2, "vmct.wait_for_network")
-        self.assertEqual(stats.MWU_NORMAL, r["test"])
-        z = 4 / math.sqrt(4.65)
-        self.assertAlmostEqual(math.erfc(z / math.sqrt(2)), r["p_value"], places=14)
-        self.assertIn("N too small", r["test_note"])
+        self.assertEqual(stats.MWU_EXACT, r["mwu_test"])
+        self.assertAlmostEqual(0.1, r["mwu_p_value"], places=14)
+        self.assertIn("ties", r["mwu_note"])
 
-    def test_holm_over_every_comparison_of_the_export(self):
-        # 4 comparisons (docker vs kvm): wait_for_network p = 0.0636, three with p = 0.1
-        # Holm: 4 x 0.0636 = 0.2544, then max(3 x 0.1, ...) = 0.3 for the others
-        net = _row(self.data, "docker", 2, "vmct.wait_for_network")
-        self.assertAlmostEqual(4 * net["p_value"], net["p_adjusted"], places=14)
-        for name, source in (("vmct.build", cdata.SOURCE_ATOMIC),
-                             ("nova.boot_server", cdata.SOURCE_ATOMIC),
-                             (BOOT, cdata.SOURCE_ITERATION)):
-            self.assertAlmostEqual(0.3, _row(self.data, "docker", 2, name,
-                                             source)["p_adjusted"], places=14)
-        self.assertEqual({"ratio_interval": "fieller", "test": "mann-whitney-u",
-                          "test_exact_limit": 50, "correction": "holm", "alpha": 0.05,
-                          "comparisons": 4, "high_cv": 0.1,
-                          "quantile_interval": "order-statistic",
+    def test_exploratory_cells_uncorrected_with_expected_false_marks(self):
+        self.assertEqual({"rule": "welch-t-log-hsu", "rule_without_log": "fieller-hsu",
+                          "df": "hsu", "correction": "none", "alpha": 0.05,
+                          "comparisons": 4, "expected_false_marks": 0.05 * 4,
+                          "seed_correction": "holm", "equivalence": "tost",
+                          "power": 0.8, "robustness_test": "mann-whitney-u",
+                          "robustness_exact_limit": 50, "robustness_exact_ties_limit": 25,
+                          "high_cv": 0.1, "quantile_interval": "order-statistic",
                           "quantile_interval_min_n": {
                               "p50": {"low": 6, "high": 6}, "p95": {"low": 2, "high": 72},
                               "p99": {"low": 1, "high": 368}}}, self.data["methods"])
-        self.assertEqual(5, self.data["format_version"])
+        self.assertEqual(6, self.data["format_version"])
 
     def test_cv_flag(self):
         self.assertTrue(_row(self.data, "kvm", 2, "vmct.build")["cv_high"])   # 2/12
@@ -139,8 +136,8 @@ class TestGrouping(testtools.TestCase):
 
     def test_constant_metric_ratio_has_zero_spread_candidate(self):
         r = _row(self.data, "docker", 2, "vmct.wait_for_network")
-        # R = 1/3; only the baseline varies: df = n_b - 1 = 2
-        self.assertAlmostEqual(1 / 3, r["ratio"], places=12)
+        # docker [1, 1, 1] vs kvm [2, 3, 4]: only the baseline varies; Hsu df 2
+        self.assertAlmostEqual(24 ** (-1 / 3), r["ratio"], places=12)
         self.assertAlmostEqual(2.0, r["ratio_df"], places=12)
 
     def test_iteration_duration_metric(self):
@@ -180,20 +177,20 @@ class TestBaseline(testtools.TestCase):
         self.assertEqual("native", data["baseline"])
         self.assertEqual(["native", "kvm", "docker"], data["kinds"])
         r = _row(data, "kvm", 1, "events_per_second", cdata.SOURCE_CHART)
-        self.assertAlmostEqual(92 / 105, r["ratio"], places=12)
+        self.assertAlmostEqual(math.sqrt(90 * 94 / 11000), r["ratio"], places=12)
         self.assertEqual("native", r["baseline_kind"])
 
     def test_nearest_baseline_concurrency_is_marked(self):
         data = cdata.compare(self._tasks())
         r = _row(data, "docker", 4, "events_per_second", cdata.SOURCE_CHART)
-        self.assertAlmostEqual(105 / 105, r["ratio"], places=12)
+        self.assertAlmostEqual(math.sqrt(104 * 106 / 11000), r["ratio"], places=12)
         self.assertEqual(("native", 1), (r["baseline_kind"], r["baseline_concurrency"]))
 
     def test_metric_native_lacks_uses_first_kind_having_it(self):
         data = cdata.compare(self._tasks())
         r = _row(data, "docker", 4, "vmct.build")
         self.assertEqual(("kvm", 1), (r["baseline_kind"], r["baseline_concurrency"]))
-        self.assertAlmostEqual(1.5 / 6, r["ratio"], places=12)
+        self.assertAlmostEqual(math.sqrt(2 / 35), r["ratio"], places=12)
         build = [m for m in data["metrics"] if m["metric"] == "vmct.build"][0]
         self.assertEqual("kvm", build["baseline_kind"])
 
@@ -203,7 +200,7 @@ class TestBaseline(testtools.TestCase):
         self.assertEqual(["docker", "kvm", "native"], data["kinds"])
         r = _row(data, "kvm", 1, "vmct.build")
         self.assertEqual(("docker", 4), (r["baseline_kind"], r["baseline_concurrency"]))
-        self.assertAlmostEqual(6 / 1.5, r["ratio"], places=12)
+        self.assertAlmostEqual(math.sqrt(35 / 2), r["ratio"], places=12)
 
     def test_unknown_baseline_names_the_kinds(self):
         e = self.assertRaises(cdata.ComparisonError, cdata.compare, self._tasks(),
@@ -246,20 +243,19 @@ class TestSignificance(testtools.TestCase):
 
     def test_separated_samples_of_eight_are_significant(self):
         r = _row(self.data, "docker", 1, "vmct.build")
-        p = 2 / math.comb(16, 8)          # 1.55e-4: every docker build is faster
-        self.assertAlmostEqual(p, r["p_value"], places=15)
-        # 4 comparisons (build and iteration duration of docker and lxc): 4 p first
-        self.assertAlmostEqual(4 * p, r["p_adjusted"], places=15)
         self.assertTrue(r["significant"])
-        self.assertIsNone(r["test_note"])
+        self.assertLess(r["ratio_ci_high"], 1)
+        self.assertEqual(7.0, r["ratio_df"])
+        self.assertAlmostEqual(2 / math.comb(16, 8), r["mwu_p_value"], places=15)
 
-    def test_raw_p_below_alpha_but_not_after_correction(self):
+    def test_two_values_can_be_significant(self):
+        # lxc [3.0, 3.2] vs kvm: Hsu df 1 (t = 12.7) and still an interval far from 1;
+        # the rank test's smallest p at 2 vs 8 (0.044) does not matter to the verdict
         r = _row(self.data, "lxc", 1, "vmct.build")
-        # 2 vs 8 separated: p = 2 / C(10, 2) = 0.044 < 0.05, testable; Holm x2 = 0.089
-        self.assertAlmostEqual(2 / 45, r["p_value"], places=15)
-        self.assertAlmostEqual(4 / 45, r["p_adjusted"], places=15)
-        self.assertFalse(r["significant"])
-        self.assertIsNone(r["test_note"])
+        self.assertEqual(1.0, r["ratio_df"])
+        self.assertTrue(r["significant"])
+        self.assertAlmostEqual(2 / 45, r["mwu_p_value"], places=15)
+        self.assertIsNotNone(r["detectable_low"])
 
     def test_headline_cells_carry_the_test(self):
         cell = [h for h in self.data["headlines"]
@@ -267,19 +263,21 @@ class TestSignificance(testtools.TestCase):
         for field in cdata.HEADLINE_FIELDS:
             self.assertIn(field, cell)
         self.assertTrue(cell["significant"])
-        self.assertEqual(stats.MWU_EXACT, cell["test"])
+        self.assertEqual(inference.RULE_LOG, cell["rule"])
 
     def test_unbounded_ratio(self):
         native = sr.workload("VMCT.native_benchmark", "native", [
             sr.iteration(charts=[output.stats_chart("native", "sysbench cpu", "events/s",
-                                                    [("eps", v)])]) for v in (100, 300)])
+                                                    [("eps", v)])]) for v in (-50, 250)])
         kvm = sr.workload("VMCT.b", "kvm", [
             sr.iteration(charts=[output.stats_chart("kvm", "sysbench cpu", "events/s",
                                                     [("eps", v)])]) for v in (150, 160)])
         data = cdata.compare([sr.task(native, kvm)])
         r = _row(data, "kvm", 1, "eps", cdata.SOURCE_CHART)
-        # baseline mean 200, SE 100: |mean| / SE = 2 < t: Fieller cannot bound it
-        self.assertAlmostEqual(0.775, r["ratio"], places=12)
+        # a value <= 0: Fieller at Hsu df 1; baseline mean 100, SE 150: |mean| / SE
+        # < t, Fieller cannot bound it
+        self.assertEqual(inference.RULE_FIELLER, r["rule"])
+        self.assertAlmostEqual(1.55, r["ratio"], places=12)
         self.assertEqual((None, None, True), (r["ratio_ci_low"], r["ratio_ci_high"],
                                               r["ratio_ci_unbounded"]))
         self.assertIn("interval unbounded", r["ratio_note"])
@@ -647,7 +645,7 @@ class TestQuantileIntervals(testtools.TestCase):
         self.assertEqual(("p50_ci_low", "p50_ci_high", "p95_ci_low", "p95_ci_high",
                           "p99_ci_low", "p99_ci_high"), cdata.QUANTILE_INTERVAL_FIELDS)
         self.assertEqual(cdata.QUANTILE_INTERVAL_FIELDS,
-                         cdata.CSV_COLUMNS[cdata.CSV_COLUMNS.index("ci_high") + 1:][:6])
+                         cdata.CSV_COLUMNS[cdata.CSV_COLUMNS.index("log_sd") + 1:][:6])
 
     def test_confidence_level_applies(self):
         data = cdata.compare([sr.task(_builds("kvm", 1, self.values[32]))],

@@ -3,6 +3,7 @@
 import configparser
 import csv
 import fnmatch
+import html
 import importlib.resources
 import io
 import json
@@ -86,10 +87,10 @@ class TestExporterPlugins(testtools.TestCase):
         self.assertEqual("docker", data["baseline"])
         kvm = [g for g in data["groups"] if g["kind"] == "kvm"
                and g["metric"] == "vmct.build"][0]
-        self.assertEqual(4.0, kvm["ratio"])        # 12 / 3
+        self.assertAlmostEqual(4.0, kvm["ratio"], delta=0.2)   # geometric means, ~12 / 3
         rows = list(csv.DictReader(io.StringIO(report["files"]["/tmp/x/cmp.csv"])))
         row = [r for r in rows if r["kind"] == "kvm" and r["metric"] == "vmct.build"][0]
-        self.assertEqual(("3", "0", "12", "2", "4"),
+        self.assertEqual(("3", "0", "12", "2", repr(kvm["ratio"])),
                          (row["n"], row["failures"], row["mean"], row["sd"], row["ratio"]))
         self.assertIn("<svg", report["files"]["/tmp/x/cmp.html"])
 
@@ -193,7 +194,7 @@ class TestRender(testtools.TestCase):
         native = sr.workload("VMCT.native_benchmark", "native", [
             sr.iteration(charts=[output.stats_chart("native", "sysbench cpu", "events/s",
                                                     [("events_per_second", v)])])
-            for v in (100.0, 300.0)])
+            for v in (0.0, 300.0)])
         kvm = sr.workload("VMCT.boot_and_benchmark", "kvm", [
             sr.iteration([sr.action("vmct.build", b)], [output.stats_chart(
                 "kvm", "sysbench cpu", "events/s", [("events_per_second", v)])])
@@ -206,58 +207,63 @@ class TestRender(testtools.TestCase):
     def test_html_marks_significance_cv_and_unbounded(self):
         data = self._significance_data()
         page = render.render_html(data)
-        # docker build: 8 vs 8 separated, significant after Holm: p=, green (faster)
+        # docker build: 8 vs 8, its interval excludes 1: p=, green (faster), the rule named
         docker = [r for r in data["groups"] if r["kind"] == "docker"
                   and r["metric"] == "vmct.build"][0]
         self.assertTrue(docker["significant"])
         self.assertIn('<td class="num ci better">×%s' % formatting.fmt(docker["ratio"]), page)
-        self.assertIn("<span class=sig title=\"Mann–Whitney U (exact): p = %s, "
-                      "Holm-adjusted p = %s\">p=%s</span>"
-                      % (formatting.fmt_p(docker["p_value"]),
-                         formatting.fmt_p(docker["p_adjusted"]),
-                         formatting.fmt_p(docker["p_adjusted"])), page)
-        self.assertEqual("0.000622", formatting.fmt_p(docker["p_adjusted"]))   # 4 x 2/12870
-        # lxc build: 2 vs 8 can reach p < 0.05 but is not significant: "~" only;
-        # kvm cpu vs native: 8 vs 2 the same; both not coloured
-        self.assertIn("not significant after correction", page)
+        self.assertIn(html.escape(
+            "<span class=sig title=\"Welch t on log values, Hsu df = min(N) − 1: "
+            "the 95 % interval excludes 1, p = {0} (uncorrected, α = 0.05); "
+            "robustness note, not the verdict: Mann–Whitney U (exact) p = {1}\">"
+            "p{0}</span>".format(formatting.fmt_p(docker["p_value"]),
+                                 formatting.fmt_p(docker["mwu_p_value"])),
+            quote=False).replace("&lt;span", "<span").replace("&gt;p", ">p").replace(
+                "&lt;/span&gt;", "</span>").replace("\">", "\">"), page)
+        # lxc build [3.0, 4.2] vs kvm at Hsu df 1: the interval contains 1, "~" with
+        # the ratios this N could detect
+        lxc = [r for r in data["groups"] if r["kind"] == "lxc"
+               and r["metric"] == "vmct.build"][0]
+        self.assertFalse(lxc["significant"])
+        self.assertLessEqual(lxc["ratio_ci_low"], 1)
+        self.assertIn("the test detects (80 % power) only ratios below ×", page)
         self.assertIn('>~</span>', page)
-        # the unbounded interval and the noisy baseline (CV 70.7 %) are marked
+        # the unbounded interval (a value <= 0: Fieller) and the noisy baseline are marked
         self.assertIn("[unbounded]</small>", page)
-        self.assertIn('<td class="num cvhigh">70.7 <span class=flag', page)
-        self.assertIn("CV 70.7 % <span class=flag", page)
-        for words in ("Fieller", "Mann–Whitney U", "Holm–Bonferroni", "N too small",
-                      "with equal N at least 4 per side", "all 4 comparisons"):
+        self.assertIn('<td class="num cvhigh">141.4 <span class=flag', page)
+        for words in ("log values with Hsu's df", "Exploratory, uncorrected",
+                      ("of the 4 compared cells is tested at α = 0.05, so if no kind differed at "
+                       "all about\n0.2 of them would be marked by chance"), "Fieller",
+                      "Mann–Whitney U", "N too small", "TOST"):
             self.assertIn(words, page)
+        self.assertNotIn("Holm–Bonferroni", page)
 
     def test_tiny_p_is_escaped(self):
-        cell = {"p_value": 1e-9, "p_adjusted": 4e-9, "p_min": 1e-12, "significant": True,
-                "test": "mann-whitney-u normal", "test_note": None}
+        cell = {"p_value": 1e-9, "significant": True, "rule": "welch-t-log-hsu",
+                "ratio_ci_low": 0.1, "ratio_ci_high": 0.2}
         mark = render.macro("comparison_cells.html", "mark")
         self.assertIn(">p&lt;0.0001</span>", mark(view.significance(cell, 0.05)))
 
     def test_html_says_when_n_is_too_small(self):
         kvm = sr.workload("VMCT.x", "kvm", [sr.iteration([sr.action("vmct.x", v)])
                                             for v in (4870.0, 5630.0)])
-        docker = sr.workload("VMCT.x", "docker", [sr.iteration([sr.action("vmct.x", v)])
-                                                  for v in (3920.0, 7960.0)])
+        docker = sr.workload("VMCT.x", "docker", [sr.iteration([sr.action("vmct.x", 3920.0)])])
         page = render.render_html(cdata.compare([sr.task(kvm, docker)]))
-        self.assertIn(">~</span> <small>N too small</small>", page)
-        self.assertIn("smallest possible p = 0.333", page)
-        # Fieller's lower bound (-3.8) clipped at 0, never negative
-        self.assertIn("×1.131 <small>[0, 9.148]</small>", page)
+        self.assertIn('title="no verdict: fewer than 2 candidate samples: no interval">~'
+                      '</span> <small>N too small</small>', page)
         self.assertNotIn("[-", page)
 
     def test_csv_has_every_column_and_json_values(self):
         data = self._significance_data()
         rows = list(csv.DictReader(io.StringIO(render.render_csv(data))))
         self.assertEqual(list(cdata.CSV_COLUMNS), list(rows[0]))
-        for field in ("cv_high", "ratio_ci_unbounded", "test", "p_value", "p_adjusted",
-                      "significant", "welch_p_value"):
+        for field in ("cv_high", "ratio_ci_unbounded", "rule", "level", "p_value",
+                      "significant", "detectable_low", "mwu_p_value", "log_sd"):
             self.assertIn(field, cdata.CSV_COLUMNS)
         by_key = {(r["kind"], r["metric"]): r for r in rows}
         docker = by_key[("docker", "vmct.build")]
-        self.assertEqual(("true", "mann-whitney-u exact"),
-                         (docker["significant"], docker["test"]))
+        self.assertEqual(("true", "welch-t-log-hsu", "mann-whitney-u exact"),
+                         (docker["significant"], docker["rule"], docker["mwu_test"]))
         group = [g for g in data["groups"] if g["kind"] == "docker"
                  and g["metric"] == "vmct.build"][0]
         for field in cdata.CSV_COLUMNS:
@@ -268,8 +274,8 @@ class TestRender(testtools.TestCase):
                          (cpu["ratio_ci_low"], cpu["ratio_ci_high"],
                           cpu["ratio_ci_unbounded"], cpu["significant"]))
         native = by_key[("native", "events_per_second")]
-        self.assertEqual(("", "", "true"), (native["test"], native["significant"],
-                                            native["cv_high"]))
+        self.assertEqual(("", "false", "true"), (native["rule"], native["significant"],
+                                                 native["cv_high"]))
         # JSON: null for an unbounded interval
         loaded = json.loads(render.render_json(data))
         kvm = [g for g in loaded["groups"] if g["kind"] == "kvm"
@@ -447,7 +453,7 @@ class TestScale(testtools.TestCase):
         self.assertEqual("", row["p99_ci_high"])             # N = 126 < 368
         self.assertNotEqual("", row["p95_ci_high"])
         loaded = json.loads(render.render_json(data))
-        self.assertEqual(5, loaded["format_version"])
+        self.assertEqual(6, loaded["format_version"])
         level = loaded["scale"][0]["kinds"][0]["levels"][1]
         self.assertEqual((128, None), (level["concurrency"], level["p99_ci_high"]))
         self.assertEqual(group["p95_ci_high"], level["p95_ci_high"])

@@ -13,6 +13,7 @@ from rally_vmct.task.exporters import density_data
 from rally_vmct.task.exporters import host_cost
 from rally_vmct.task import host_monitor_output
 from rally_vmct.task import output
+from rally_vmct.workloads import inference
 from tests.unit.task.exporters import sample_results as sr
 
 MIB = 1024 * 1024
@@ -86,7 +87,9 @@ class TestDensityAndHostCost(testtools.TestCase):
         self.assertEqual("kvm", first["baseline_kind"])
         docker = points["docker"][0]
         self.assertEqual("kvm", docker["baseline_kind"])
-        self.assertAlmostEqual(2.1 / 10.1, docker["ratio"])
+        # the page's one rule: the ratio of geometric means, its interval around it
+        self.assertEqual(inference.RULE_LOG, docker["rule"])
+        self.assertAlmostEqual(2.1 / 10.1, docker["ratio"], places=3)
         self.assertLess(docker["ratio_ci_low"], docker["ratio"])
         # only docker got to 3: it is its own baseline there
         self.assertEqual("docker", points["docker"][2]["baseline_kind"])
@@ -115,7 +118,9 @@ class TestDensityAndHostCost(testtools.TestCase):
         self.assertFalse([k for k in groups if k[1].endswith("iteration")])
         docker = groups[("docker", "host cost: build", "host CPU (all CPUs, busy)")]
         self.assertEqual("kvm", docker["baseline_kind"])
-        self.assertAlmostEqual(2.5 / 4.5, docker["ratio"])
+        self.assertEqual(inference.RULE_LOG, docker["rule"])
+        self.assertAlmostEqual(2.5 / 4.5, docker["ratio"], places=1)
+        self.assertLess(docker["ratio_ci_low"], docker["ratio"])
         rows = self.data["host_cost"]
         self.assertEqual(["build", "build", "reboot (soft)", "reboot (soft)"],
                          [r["category"] for r in rows])
@@ -123,7 +128,7 @@ class TestDensityAndHostCost(testtools.TestCase):
 
     def test_json_csv_and_page(self):
         loaded = json.loads(comparison_render.render_json(self.data))
-        self.assertEqual(5, loaded["format_version"])
+        self.assertEqual(6, loaded["format_version"])
         lines = list(csv.DictReader(io.StringIO(comparison_render.render_csv(self.data))))
         density = [r for r in lines if r["source"] == "density"]
         self.assertIn("instances already running = 0", {r["metric"] for r in density})

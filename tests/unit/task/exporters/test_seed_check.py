@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy
 from scipy import stats as sp
 import testtools
 
@@ -10,6 +11,7 @@ from rally_vmct.task.exporters import comparison_data as cdata
 from rally_vmct.task.exporters import comparison_render as render
 from rally_vmct.task.exporters import seed_check
 from rally_vmct.task import output
+from rally_vmct.workloads import stats
 from tests.unit.task.exporters import sample_results as sr
 
 BOOT = "VMCT.boot_and_delete_server"
@@ -34,78 +36,36 @@ def _checks(data, seed_id):
     return [c for c in data["seed_check"]["checks"] if c["id"] == seed_id]
 
 
-def _comp(ratio=0.5, low=0.4, high=0.6, p=0.01, p_adj=0.02, p_min=0.008,
-          significant=True, unbounded=False):
-    return {"ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high,
-            "ratio_ci_unbounded": unbounded, "ratio_note": None,
-            "test": "mann-whitney-u exact", "p_value": p, "p_min": p_min,
-            "p_adjusted": p_adj, "significant": significant, "test_note": None}
+def _cpu(kind, values):
+    native = kind == "native"
+    return sr.workload(
+        "VMCT.native_benchmark" if native else "VMCT.boot_and_benchmark",
+        None if native else kind,
+        [sr.iteration(charts=[output.stats_chart(kind, "sysbench cpu", "events/s",
+                                                 [("events_per_second", v)])])
+         for v in values], concurrency=1)
+
+
+def _log_interval(a, b, level):
+    """scipy's reference: Welch t on logs at Hsu df, interval at ``level``."""
+    la, lb = numpy.log(a), numpy.log(b)
+    d = la.mean() - lb.mean()
+    se = math.sqrt(la.var(ddof=1) / len(a) + lb.var(ddof=1) / len(b))
+    df = min(len(a), len(b)) - 1
+    t = sp.t.ppf(0.5 + level / 2, df)
+    return math.exp(d), math.exp(d - t * se), math.exp(d + t * se), \
+        2 * sp.t.sf(abs(d) / se, df)
 
 
 class TestVerdict(testtools.TestCase):
 
-    def test_min_equal_n(self):
-        # 2 / C(2n, n): n=3 -> 0.1, n=4 -> 0.0286, n=5 -> 0.00794
-        self.assertEqual(4, seed_check.min_equal_n(0.05))
-        self.assertEqual(5, seed_check.min_equal_n(0.01))
-        self.assertEqual(4, seed_check.min_equal_n(0.1))
-
-    def test_agrees_and_disagrees_by_direction(self):
-        v = seed_check.verdict
-        self.assertEqual("agrees", v("better", "lower", _comp(0.5), 0.05, 5, 5)[0])
-        self.assertEqual("disagrees", v("better", "lower", _comp(1.5, 1.2, 1.8),
-                                        0.05, 5, 5)[0])
-        # higher is better: a ratio below 1 is worse
-        self.assertEqual("agrees", v("worse", "higher", _comp(0.3), 0.05, 5, 5)[0])
-        verdict, reason, seen = v("better", "higher", _comp(0.3), 0.05, 5, 5)
-        self.assertEqual(("disagrees", "significant, in the opposite direction"),
-                         (verdict, reason))
-        self.assertEqual("70.0 % worse (significant)", seen)
-
-    def test_cannot_tell_reasons(self):
-        v = seed_check.verdict
-        verdict, reason, seen = v("better", "lower", _comp(0.5, p_min=0.1, p=0.1,
-                                                           significant=False),
-                                  0.05, 3, 3)
-        self.assertEqual("cannot tell", verdict)
-        self.assertEqual("N too small: 3 vs 3 samples; Mann–Whitney U cannot reach "
-                         "p < 0.05 (needs at least 4 per side)", reason)
-        self.assertEqual("50.0 % faster (not significant)", seen)
-        verdict, reason, _ = v("better", "lower", _comp(0.9, p_adj=0.3, significant=False),
-                               0.05, 8, 8)
-        self.assertEqual(("cannot tell", "not significant: Holm-adjusted p = 0.3 ≥ α = 0.05"),
-                         (verdict, reason))
-        missing = dict(_comp(None), p_value=None, ratio_note="no baseline samples")
-        self.assertEqual(("cannot tell", "no ratio: no baseline samples"),
-                         v("better", "lower", missing, 0.05, 3, 0)[:2])
-        self.assertEqual("cannot tell", v("better", None, _comp(0.5), 0.05, 5, 5)[0])
-
-    def test_no_published_direction_reports_what_was_seen(self):
-        self.assertEqual(("no published direction", "significant",
-                          "50.0 % faster (significant)"),
-                         seed_check.verdict(None, "lower", _comp(0.5), 0.05, 5, 5))
-
-    def test_band(self):
-        v = seed_check.verdict
-        self.assertEqual(("agrees", "interval [0.96, 1.03] lies within ±5 %"),
-                         v("equivalent", "higher", _comp(0.99, 0.96, 1.03, p_adj=0.8,
-                                                         significant=False),
-                           0.05, 5, 5)[:2])
-        self.assertEqual(("disagrees", "interval [0.8, 0.9] lies outside ±5 %, "
-                                       "significant"),
-                         v("equivalent", "higher", _comp(0.85, 0.8, 0.9), 0.05, 5, 5)[:2])
-        verdict, reason, _ = v("equivalent", "higher", _comp(0.85, 0.8, 0.9, p_adj=0.2,
-                                                             significant=False),
-                               0.05, 5, 5)
-        self.assertEqual("cannot tell", verdict)
-        self.assertIn("lies outside ±5 % but not significant", reason)
-        verdict, reason, _ = v("equivalent", "higher", _comp(0.97, 0.93, 1.01), 0.05, 5, 5)
-        self.assertEqual(("cannot tell", "interval [0.93, 1.01] is not within ±5 %"),
-                         (verdict, reason))
-        verdict, reason, _ = v("equivalent", "higher",
-                               _comp(0.97, None, None, unbounded=True), 0.05, 5, 5)
-        self.assertEqual(("cannot tell", "the ratio's interval is unbounded"),
-                         (verdict, reason))
+    def test_published_ratio(self):
+        seeds = {seed.id: seed for seed in seed_check.SEEDS}
+        self.assertAlmostEqual(0.72, seed_check.published_ratio(seeds["a"], "lower"))
+        self.assertAlmostEqual(0.4, seed_check.published_ratio(seeds["e"], "higher"))
+        self.assertAlmostEqual(2.5, seed_check.published_ratio(seeds["e"], "lower"))
+        self.assertAlmostEqual(0.98, seed_check.published_ratio(seeds["f"], "higher"))
+        self.assertIsNone(seed_check.published_ratio(seeds["d"], "lower"))
 
     def test_difference_text(self):
         self.assertEqual("28.0 % faster", seed_check.difference_text(0.72, "lower"))
@@ -167,21 +127,26 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
                           "(lifecycle chart row build_and_network)"], boot["notes"])
         self.assertEqual({"n": 5, "mean": 4.0, "sd": math.sqrt(2.5)},
                          boot["candidate_stats"])
-        self.assertEqual((5, 12.0), (boot["baseline_stats"]["n"],
-                                     boot["baseline_stats"]["mean"]))
-        self.assertAlmostEqual(1 / 3, boot["ratio"], places=12)
-        # Reference: scipy's exact two-sided U test; 3 comparisons (build, delete,
-        # iteration duration), all completely separated: Holm gives 3 p.
-        p = sp.mannwhitneyu(DOCKER_BUILD, KVM_BUILD, method="exact").pvalue
-        self.assertAlmostEqual(2 / 252, p, places=12)
-        self.assertAlmostEqual(p, boot["p_value"], places=12)
-        self.assertAlmostEqual(3 * p, boot["p_adjusted"], places=12)
-        self.assertEqual(("agrees", "significant, in the published direction"),
-                         (boot["verdict"], boot["reason"]))
-        self.assertEqual("66.7 % faster (significant)", boot["observed"])
-        self.assertEqual("page", boot["comparison"])
         (delete,) = _checks(data, "b")
+        # a family of two directions (build, delete), Holm at 0.05: the smaller p
+        # at 0.025, the other at 0.05; each row's interval at its step's level
+        self.assertEqual(2, data["seed_check"]["family_size"])
+        p_boot = _log_interval(DOCKER_BUILD, KVM_BUILD, 0.95)[3]
+        p_delete = _log_interval(DOCKER_DELETE, KVM_DELETE, 0.95)[3]
+        self.assertLess(p_delete, p_boot)
+        self.assertAlmostEqual(0.025, delete["family_level"], places=15)
+        self.assertAlmostEqual(0.05, boot["family_level"], places=15)
+        ref = _log_interval(DOCKER_BUILD, KVM_BUILD, 0.95)
+        for mine, theirs in zip((boot["ratio"], boot["ratio_ci_low"],
+                                 boot["ratio_ci_high"], boot["p_decision"]), ref):
+            self.assertAlmostEqual(theirs, mine, places=10)
+        ref = _log_interval(DOCKER_DELETE, KVM_DELETE, 0.975)
+        self.assertAlmostEqual(ref[2], delete["ratio_ci_high"], places=10)
+        self.assertEqual("agrees", boot["verdict"])
+        self.assertTrue(boot["reason"].startswith(
+            "the 95 % interval excludes 1, in the published direction"), boot["reason"])
         self.assertEqual("agrees", delete["verdict"])
+        self.assertIn("97.5 % interval", delete["reason"])
         # no reboots, no benchmarks, no native kind
         self.assertEqual("missing data: no metric for it in these results",
                          _checks(data, "c")[0]["reason"])
@@ -192,45 +157,91 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
                              (check["verdict"], check["reason"]))
         self.assertEqual({"agrees": 2, "cannot tell": 4}, data["seed_check"]["summary"])
 
-    def test_inverted_page_comparison(self):
-        # docker first: the page compares kvm with docker; the seed check turns it round.
+    def test_the_order_of_the_kinds_does_not_matter(self):
         data = cdata.compare([sr.task(_boots("docker", DOCKER_BUILD, DOCKER_DELETE),
                                       _boots("kvm", KVM_BUILD, KVM_DELETE))])
-        page = [g for g in data["groups"] if g["kind"] == "kvm"
-                and g["metric"] == "vmct.build"][0]
-        self.assertAlmostEqual(3.0, page["ratio"], places=12)
         (boot,) = _checks(data, "a")
-        self.assertEqual("page, inverted", boot["comparison"])
-        self.assertAlmostEqual(1 / 3, boot["ratio"], places=12)
-        self.assertAlmostEqual(1 / page["ratio_ci_high"], boot["ratio_ci_low"], places=12)
-        self.assertAlmostEqual(1 / page["ratio_ci_low"], boot["ratio_ci_high"], places=12)
-        self.assertEqual(page["p_adjusted"], boot["p_adjusted"])
-        self.assertEqual("docker", boot["candidate"])
+        self.assertEqual(("docker", "kvm"), (boot["candidate"], boot["baseline"]))
+        ref = _log_interval(DOCKER_BUILD, KVM_BUILD, 0.95)
+        self.assertAlmostEqual(ref[0], boot["ratio"], places=12)
+        self.assertEqual("agrees", boot["verdict"])
 
-    def test_pair_the_page_does_not_compare_joins_the_holm_family(self):
-        # fake has builds first: the page compares kvm and docker with fake only.
+    def test_a_family_apart_from_the_page(self):
+        # fake has builds first: the page compares kvm and docker with fake only; the
+        # seed check compares docker with kvm itself, in its own family of 2
         data = cdata.compare([sr.task(
             _boots("fake", [0.10, 0.11, 0.12, 0.13, 0.14], [0.5, 0.51, 0.52, 0.53, 0.54]),
             _boots("kvm", KVM_BUILD, KVM_DELETE),
             _boots("docker", DOCKER_BUILD, DOCKER_DELETE))])
         (boot,) = _checks(data, "a")
-        self.assertIn("added by the seed check", boot["comparison"])
-        self.assertAlmostEqual(1 / 3, boot["ratio"], places=12)
-        # page: (kvm, docker) x (build, delete, iteration) = 6; seed: build, delete
-        self.assertEqual(8, data["methods"]["comparisons"])
-        self.assertAlmostEqual(8 * 2 / 252, boot["p_adjusted"], places=12)
-        self.assertEqual("cannot tell", boot["verdict"])    # 0.0635 after 8 comparisons
-        self.assertIn("not significant", boot["reason"])
+        self.assertAlmostEqual(_log_interval(DOCKER_BUILD, KVM_BUILD, 0.95)[0],
+                               boot["ratio"], places=12)
+        # page: (kvm, docker) x (build, delete, iteration) = 6, none of the seed's
+        self.assertEqual(6, data["methods"]["comparisons"])
+        self.assertEqual(2, data["seed_check"]["family_size"])
+        self.assertEqual("agrees", boot["verdict"])
         roles = {r["kind"]: r["role"] for r in data["seed_check"]["roles"]}
         self.assertEqual({"fake": None, "kvm": "VM", "docker": "container"}, roles)
 
-    def test_n_too_small(self):
-        data = cdata.compare([sr.task(_boots("kvm", [10.0, 12.0, 14.0], [3, 3, 3]),
-                                      _boots("docker", [2.0, 3.0, 4.0], [1, 1, 1]))])
+    def test_cannot_tell_says_what_would_tell(self):
+        data = cdata.compare([sr.task(_boots("kvm", [10.0, 12.0, 14.0], [3, 3.2, 3.1]),
+                                      _boots("docker", [9.0, 13.0, 11.0], [1, 1.1, 1.2]))])
         (boot,) = _checks(data, "a")
         self.assertEqual("cannot tell", boot["verdict"])
-        self.assertTrue(boot["reason"].startswith("N too small: 3 vs 3 samples"),
-                        boot["reason"])
+        self.assertIn("interval contains 1", boot["reason"])
+        self.assertIn("detects (80 % power) only ratios below ×", boot["reason"])
+        tell = boot["would_tell"]
+        self.assertAlmostEqual(0.72, tell["published_ratio"])
+        rows = {g["kind"]: g for g in data["groups"] if g["metric"] == "vmct.build"}
+        expected = stats.n_per_side(math.log(0.72), rows["docker"]["log_sd"],
+                                    rows["kvm"]["log_sd"], boot["family_level"])
+        self.assertEqual(expected, tell["n_per_side"])
+        self.assertIn("N ≈ %d per side would show the published ×0.72" % expected,
+                      boot["reason"])
+
+    def test_the_issues_demo_example_is_decided_at_three_per_side(self):
+        """3 vs 3 as the demo runs: decided, not "cannot tell" (issue 25)."""
+        tcg_delete, docker_delete = [3.05, 2.90, 3.20], [0.62, 0.98, 0.75]
+        data = cdata.compare([sr.task(
+            _boots("qemu-tcg", [30.0, 32.0, 35.0], tcg_delete),
+            _boots("docker", [3.1, 3.5, 2.9], docker_delete),
+            _cpu("native", [498.0, 503.5, 495.1]), _cpu("qemu-tcg", [71.0, 69.5, 72.3]),
+            _cpu("docker", [497.0, 500.0, 502.0]))])
+        seeds = data["seed_check"]
+        self.assertEqual(3, seeds["family_size"])          # a, b, f; no fileio (e)
+        verdicts = {c["id"]: c["verdict"] for c in seeds["checks"] if c["label"]}
+        self.assertEqual({"a": "agrees", "b": "agrees", "f": "agrees"}, verdicts)
+        (delete,) = _checks(data, "b")
+        ref = _log_interval(docker_delete, tcg_delete, 1 - delete["family_level"])
+        self.assertAlmostEqual(ref[2], delete["ratio_ci_high"], places=10)
+        self.assertLess(delete["ratio_ci_high"], 1)
+        (cpu,) = _checks(data, "f")
+        self.assertTrue(0.95 <= cpu["tost_low"] and cpu["tost_high"] <= 1.05)
+        self.assertIn("TOST", cpu["reason"])
+        # the page's cell: qemu-tcg vs native cpu, worse, its interval below 1
+        cell = [g for g in data["groups"] if g["kind"] == "qemu-tcg"
+                and g["metric"] == "events_per_second"][0]
+        self.assertTrue(cell["significant"])
+        self.assertLess(cell["ratio_ci_high"], 1)
+
+    def test_a_direction_of_several_metrics_needs_each(self):
+        # container within 5 % of native on cpu but not on memory: f cannot tell
+        def bench(kind, cpu, mem):
+            return sr.workload("VMCT.native_benchmark" if kind == "native"
+                               else "VMCT.boot_and_benchmark",
+                               None if kind == "native" else kind, [sr.iteration(charts=[
+                                   output.stats_chart(kind, "sysbench cpu", "events/s",
+                                                      [("events_per_second", c)]),
+                                   output.stats_chart(kind, "sysbench memory read",
+                                                      "MiB/s", [("mib_per_second", m)])])
+                                   for c, m in zip(cpu, mem)], concurrency=1)
+        data = cdata.compare([sr.task(
+            bench("native", [500, 501, 499, 500], [900, 910, 905, 902]),
+            bench("docker", [499, 500, 501, 500], [700, 880, 990, 600]))])
+        checks = _checks(data, "f")
+        self.assertEqual(2, len(checks))
+        self.assertEqual(["cannot tell", "cannot tell"], [c["verdict"] for c in checks])
+        self.assertEqual([2, 2], [c["direction_metrics"] for c in checks])
 
     def test_soft_reboot_says_whether_vm_reboots_fell_back(self):
         data = cdata.compare(sr.demo_tasks(times=8, facts=True))
@@ -265,8 +276,8 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
         (soft,) = _checks(data, "c")
         self.assertEqual("none of kvm's 5 soft reboots fell back to hard: this compares "
                          "real soft reboots", soft["notes"][0])
-        # reboot and iteration duration: Holm 2 x 2 / 252 < 0.05
-        self.assertAlmostEqual(4 / 252, soft["p_adjusted"], places=12)
+        # the family: c alone, at 0.05
+        self.assertEqual(0.05, soft["family_level"])
         self.assertEqual("agrees", soft["verdict"])
         data = cdata.compare([sr.task(reboots("kvm", [9, 10], False),
                                       reboots("docker", [1, 2], False))])
