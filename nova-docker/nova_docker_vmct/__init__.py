@@ -18,9 +18,36 @@ this package at every interpreter start, so it imports nothing itself:
 ``DockerDriver`` (and with it Nova) is imported on first access.
 """
 
-# The Nova release series this driver is written for (tools/install-driver
-# and DockerDriver.init_host check it; pyproject.toml: nova>=34...,<35).
-SUPPORTED_NOVA_MAJOR = 34
+# The Nova release series this driver runs under (tools/install-driver and
+# DockerDriver.init_host refuse others; pyproject.toml says the same range).
+# What differs between them is in nova_docker_vmct.compat; tools/test-matrix
+# runs the unit tests under each.
+NOVA_RELEASES = {
+    31: '2025.1 Epoxy',
+    32: '2025.2 Flamingo',
+    33: '2026.1 Gazpacho',
+    34: '2026.2 Hibiscus',
+}
+OLDEST_NOVA_MAJOR = min(NOVA_RELEASES)
+NEWEST_NOVA_MAJOR = max(NOVA_RELEASES)
+
+
+def supported_nova():
+    """'31.x to 34.x (2025.1 Epoxy to 2026.2 Hibiscus)', for messages."""
+    return '%d.x to %d.x (%s to %s)' % (
+        OLDEST_NOVA_MAJOR, NEWEST_NOVA_MAJOR,
+        NOVA_RELEASES[OLDEST_NOVA_MAJOR], NOVA_RELEASES[NEWEST_NOVA_MAJOR])
+
+
+def is_supported_nova(version):
+    """Whether a Nova version string is of a supported series.
+
+    Pre-releases of a series count (an editable Nova of a stable branch is
+    e.g. 33.1.0.devN, a release candidate 34.0.0.0rc1).
+    """
+    import re   # not at the top: the .pth imports this module at start-up
+    found = re.match(r'\d+', version)
+    return found is not None and int(found.group()) in NOVA_RELEASES
 
 
 def __getattr__(name):

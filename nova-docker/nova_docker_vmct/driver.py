@@ -30,7 +30,6 @@ with the instance's root file system mounted read-write at
 
 import importlib.metadata
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -47,12 +46,12 @@ from nova.compute import vm_states
 import nova.conf
 from nova import context as nova_context
 from nova import exception
-from nova import thread_pool_factory
 from nova.objects import fields as obj_fields
 from nova.virt import driver
 from nova.virt import hardware
 
 import nova_docker_vmct
+from nova_docker_vmct import compat
 from nova_docker_vmct import conf as docker_conf
 from nova_docker_vmct import container
 from nova_docker_vmct import hostinfo
@@ -79,8 +78,8 @@ class DockerEngineUnavailable(exception.NovaException):
 class UnsupportedNovaVersion(exception.NovaException):
     msg_fmt = ('The Docker compute driver (nova-docker-vmct) supports Nova '
                '%(supported)s only, but this nova-compute runs Nova '
-               '%(version)s. Run the Docker compute with a Nova %(supported)s '
-               '(pip install "nova>=%(major)s,<%(next)s" in its environment) '
+               '%(version)s. Run the Docker compute with a Nova of that range '
+               '(pip install "nova>=%(oldest)s,<%(next)s" in its environment) '
                'or remove compute_driver = docker.DockerDriver; '
                'nova-docker/tools/install-driver checks the installed Nova '
                'before it installs the driver.')
@@ -96,18 +95,17 @@ def nova_version():
 
 
 def check_nova_version(version=None):
-    """UnsupportedNovaVersion unless ``version`` (default: ours) is 34.x.
+    """UnsupportedNovaVersion unless ``version`` (default: ours) is supported.
 
-    Pre-releases of the series count (an editable Nova of a stable branch
-    is 34.1.0.devN, a release candidate 34.0.0.0rc1).
+    Supported: the series of ``nova_docker_vmct.NOVA_RELEASES``; what differs
+    between them is in :mod:`nova_docker_vmct.compat`.
     """
     version = version or nova_version()
-    major = nova_docker_vmct.SUPPORTED_NOVA_MAJOR
-    found = re.match(r'\d+', version)
-    if found is None or int(found.group()) != major:
-        raise UnsupportedNovaVersion(version=version,
-                                     supported='%d.x' % major,
-                                     major=major, next=major + 1)
+    if not nova_docker_vmct.is_supported_nova(version):
+        raise UnsupportedNovaVersion(
+            version=version, supported=nova_docker_vmct.supported_nova(),
+            oldest=nova_docker_vmct.OLDEST_NOVA_MAJOR,
+            next=nova_docker_vmct.NEWEST_NOVA_MAJOR + 1)
     return version
 
 
@@ -131,7 +129,7 @@ class DockerDriver(driver.ComputeDriver):
         self.image_exists = images.glance_image_exists
         self.clock = time.monotonic     # of the spawn steps
         self._plugger = network.Plugger(CONF.docker)
-        self._background = thread_pool_factory.spawn   # after the spawn
+        self._background = compat.spawn   # after the spawn
 
     # -- plumbing ---------------------------------------------------------
 

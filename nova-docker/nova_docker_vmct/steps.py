@@ -21,7 +21,8 @@ import traceback
 from oslo_log import log as logging
 
 from nova import objects
-from nova import thread_pool_factory
+
+from nova_docker_vmct import compat
 
 LOG = logging.getLogger(__name__)
 # what InstanceActionEvent.pack_action_event_finish adds to an event
@@ -122,7 +123,7 @@ class ActionEvents(object):
         self._instance_uuid = instance_uuid
         self._host = host
         self._prefix = prefix
-        self._spawn = spawn or thread_pool_factory.spawn
+        self._spawn = spawn or compat.spawn
         self.noted = []     # the events' values, in the order steps ended
 
     @contextlib.contextmanager

@@ -24,6 +24,8 @@ import nova.conf
 from nova import exception
 from nova.network import model as network_model
 
+from nova_docker_vmct import compat
+
 LOG = logging.getLogger(__name__)
 CONF = nova.conf.CONF
 
@@ -52,10 +54,10 @@ def plugged(virtapi, instance, network_info):
     timeout = CONF.vif_plugging_timeout
     events = expected(network_info) if timeout else []
     try:
-        with virtapi.wait_for_instance_event(
-                instance, events, timeout=timeout, error_callback=_failed):
+        with compat.wait_for_instance_event(
+                virtapi, instance, events, timeout, error_callback=_failed):
             yield
-    except exception.InstanceEventTimeout:
+    except compat.InstanceEventTimeout:
         if CONF.vif_plugging_is_fatal:
             raise exception.VirtualInterfaceCreateException()
         LOG.warning('Timed out waiting for network-vif-plugged; '

@@ -131,7 +131,7 @@ class ActionEvents(fixtures.Fixture):
             'nova.objects.InstanceActionEvent.event_finish_with_failure',
             side_effect=self._finish))
         self.useFixture(fixtures.MockPatch(
-            'nova_docker_vmct.steps.thread_pool_factory.spawn',
+            'nova_docker_vmct.compat.spawn',
             side_effect=lambda func, *args: func(*args)))
 
     def _finish(self, context, instance_uuid, event_name, exc_val=None,

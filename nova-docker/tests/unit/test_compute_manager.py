@@ -102,11 +102,9 @@ class ManagerTestCase(ComputeTestCase):
                 (c, '_get_rescue_image', {'return_value': self.image}),
                 (c.network_api, 'get_instance_nw_info',
                  {'return_value': self.nw}),
-                (c.share_manager, 'get_share_info', {}),
-                (c.share_manager, 'mount_all', {}),
                 (c.compute_api, 'stop', {}),
                 (c.compute_api, 'force_stop', {}),
-                (c, '_revert_allocation', {})]:
+                (c, '_revert_allocation', {})] + self._no_shares(c):
             self.useFixture(fixtures.MockPatchObject(target, attr, **kwargs))
         for name, kwargs in [
                 ('nova.compute.utils.notify_about_instance_action', {}),
@@ -123,6 +121,17 @@ class ManagerTestCase(ComputeTestCase):
                 ('nova.objects.BlockDeviceMappingList.get_by_instance_uuid',
                  {'return_value': objects.BlockDeviceMappingList()})]:
             self.useFixture(fixtures.MockPatch(name, **kwargs))
+
+    @staticmethod
+    def _no_shares(c):
+        """The manager's Manila share lookup and mounts, replaced.
+
+        Nova 34 has them on ``share_manager``; 31 to 33 on the manager.
+        """
+        if hasattr(c, 'share_manager'):
+            return [(c.share_manager, 'get_share_info', {}),
+                    (c.share_manager, 'mount_all', {})]
+        return [(c, '_get_share_info', {}), (c, '_mount_all_shares', {})]
 
     def act(self, task_state, method, *args):
         """Run a manager method the way the API casts it."""
@@ -275,7 +284,7 @@ class TestBootActionEvents(ComputeTestCase):
         # the steps' events are created once the spawn is over, in the
         # background: here at once, so that the test reads them
         self.useFixture(fixtures.MockPatch(
-            'nova_docker_vmct.steps.thread_pool_factory.spawn',
+            'nova_docker_vmct.compat.spawn',
             side_effect=lambda func, *args: func(*args)))
 
     def _database(self):

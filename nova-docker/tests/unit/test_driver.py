@@ -17,6 +17,7 @@ from nova.compute import vm_states
 import nova.conf
 from nova import context as nova_context
 from nova import exception
+from nova_docker_vmct import compat
 from nova_docker_vmct import driver as docker_driver
 from nova_docker_vmct import network
 import os_resource_classes as orc
@@ -42,7 +43,7 @@ class RecordingVirtAPI(object):
         yield
         if self.timeout and event_names:
             self.clock.advance(timeout)
-            raise exception.InstanceEventTimeout()
+            raise compat.InstanceEventTimeout()
         self.clock.until(began + self.arrival)
 
 
@@ -800,15 +801,25 @@ class TestHost(DriverTestCase):
                               self.driver.init_host, 'h')
         self.assertIsInstance(e, exception.NovaException)
         msg = str(e)
-        self.assertIn('Nova 34.x only', msg)
+        self.assertIn('supports Nova 31.x to 34.x (2025.1 Epoxy to 2026.2 '
+                      'Hibiscus) only', msg)
         self.assertIn('runs Nova 35.0.0', msg)
-        self.assertIn('pip install "nova>=34,<35"', msg)
+        self.assertIn('pip install "nova>=31,<35"', msg)
         self.assertIn('tools/install-driver', msg)
 
+    def test_init_host_older_nova(self):
+        self.patch(docker_driver, 'nova_version', lambda: '30.2.0')
+        e = self.assertRaises(docker_driver.UnsupportedNovaVersion,
+                              self.driver.init_host, 'h')
+        self.assertIn('runs Nova 30.2.0', str(e))
+        self.assertIn('31.x to 34.x', str(e))
+
     def test_nova_versions(self):
-        for ok in ('34.0.0', '34.1.0.dev12', '34.0.0.0rc2.dev3', '34.2.1'):
+        for ok in ('31.0.0', '31.3.1', '32.2.1', '33.0.2', '33.1.0.dev4',
+                   '34.0.0', '34.1.0.dev12', '34.0.0.0rc2.dev3', '34.2.1'):
             self.assertEqual(ok, docker_driver.check_nova_version(ok))
-        for bad in ('33.1.0', '35.0.0.0b1', '3.4', 'unknown'):
+        for bad in ('30.3.0', '30.0.0.0rc1', '35.0.0.0b1', '3.4', '310.0',
+                    'unknown'):
             self.assertRaises(docker_driver.UnsupportedNovaVersion,
                               docker_driver.check_nova_version, bad)
 

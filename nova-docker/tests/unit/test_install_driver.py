@@ -30,17 +30,22 @@ class TestInstallDriver(testtools.TestCase):
         self.mod = load_script()
         self.tmp = self.useFixture(fixtures.TempDir()).path
 
-    def test_supported_major_from_the_package(self):
-        self.assertEqual(nova_docker_vmct.SUPPORTED_NOVA_MAJOR,
-                         self.mod.supported_major())
+    def test_supported_releases_from_the_package(self):
+        package = self.mod.package_info()
+        self.assertEqual(nova_docker_vmct.NOVA_RELEASES,
+                         package.NOVA_RELEASES)
+        self.assertEqual(nova_docker_vmct.__file__, package.__file__)
 
     def test_version_check(self):
-        self.mod.check_version('34.0.0', 34)
-        self.mod.check_version('34.1.0.dev3', 34)
-        e = self.assertRaises(self.mod.Failure, self.mod.check_version,
-                              '33.1.0', 34)
-        self.assertIn('the installed nova is 33.1.0', str(e))
-        self.assertIn('supports Nova 34.x only', str(e))
+        package = self.mod.package_info()
+        for ok in ('31.0.0', '32.2.1', '33.0.2', '34.0.0', '34.1.0.dev3'):
+            self.mod.check_version(ok, package)
+        for bad in ('30.3.0', '35.0.0'):
+            e = self.assertRaises(self.mod.Failure, self.mod.check_version,
+                                  bad, package)
+            self.assertIn('the installed nova is %s' % bad, str(e))
+            self.assertIn('supports Nova 31.x to 34.x (2025.1 Epoxy to '
+                          '2026.2 Hibiscus) only', str(e))
 
     def test_requirement_names(self):
         name = self.mod.requirement_name

@@ -4,6 +4,7 @@ import fixtures
 import testtools
 
 from nova import exception
+from nova_docker_vmct import compat
 from nova_docker_vmct import steps
 
 from tests import helpers
@@ -77,9 +78,9 @@ class TestStepTimer(testtools.TestCase):
         @contextlib.contextmanager
         def waiter():
             yield
-            raise exception.InstanceEventTimeout()
+            raise compat.InstanceEventTimeout()
         timer = steps.StepTimer(clock=self.clock)
-        self.assertRaises(exception.InstanceEventTimeout,
+        self.assertRaises(compat.InstanceEventTimeout,
                           self._exit_step, timer, waiter())
         self.assertEqual('wait 0.00 failed', timer.summary())
 
