@@ -12,6 +12,7 @@ import csv
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -221,27 +222,33 @@ class TestComparisonExport(testtools.TestCase):
         self.assertAlmostEqual(104.0, cpu["mean"], places=9)
 
     def test_build_ratio_to_first_kind_with_builds(self):
-        # native has no build: kvm stands in. R = 3.5 / 12.
-        # v_a = (5/3 / 4) / 144, v_b = R^2 (4 / 3) / 144
+        # native has no build: kvm stands in. The one rule: docker [2, 3, 4, 5] over
+        # kvm [10, 12, 14] on log values, ratio of geometric means, Hsu df 3 - 1
         r = self.group("docker", 2, "vmct.build")
         self.assertEqual(("kvm", 2), (r["baseline_kind"], r["baseline_concurrency"]))
-        ratio = 3.5 / 12
-        v_a = (5 / 3 / 4) / 144
-        v_b = ratio ** 2 * (4 / 3) / 144
-        self.assertAlmostEqual(ratio, r["ratio"], places=9)
-        self.assertAlmostEqual(math.sqrt(v_a + v_b), r["ratio_se"], places=9)
-        self.assertAlmostEqual((v_a + v_b) ** 2 / (v_a ** 2 / 3 + v_b ** 2 / 2),
-                               r["ratio_df"], places=6)
+        la = [math.log(v) for v in (2, 3, 4, 5)]
+        lb = [math.log(v) for v in (10, 12, 14)]
+        d = statistics.mean(la) - statistics.mean(lb)
+        se = math.sqrt(statistics.variance(la) / 4 + statistics.variance(lb) / 3)
+        self.assertAlmostEqual(math.exp(d), r["ratio"], places=9)
+        self.assertAlmostEqual(se, r["ratio_se"], places=9)
+        self.assertEqual((2.0, "welch-t-log-hsu"), (r["ratio_df"], r["rule"]))
+        t = 4.302652729911275                      # scipy.stats.t.ppf(0.975, 2)
+        self.assertAlmostEqual(math.exp(d + t * se), r["ratio_ci_high"], places=9)
+        self.assertEqual(r["ratio_ci_high"] < 1, r["significant"])
 
     def test_cpu_ratio_to_native_at_nearest_concurrency(self):
         native = self.group("native", 1, "events_per_second", "chart")
         self.assertEqual((2, 105.0), (native["n"], native["mean"]))
         kvm = self.group("kvm", 2, "events_per_second", "chart")
         self.assertEqual(("native", 1), (kvm["baseline_kind"], kvm["baseline_concurrency"]))
-        self.assertAlmostEqual(92 / 105, kvm["ratio"], places=9)
-        # v_a = (4/3) / 105^2 ; v_b = R^2 (50/2) / 105^2
-        se = math.sqrt(4 / 3 + (92 / 105) ** 2 * 25) / 105
+        la = [math.log(v) for v in (90, 92, 94)]
+        lb = [math.log(v) for v in (100, 110)]
+        self.assertAlmostEqual((90 * 92 * 94) ** (1 / 3) / math.sqrt(11000), kvm["ratio"],
+                               places=9)
+        se = math.sqrt(statistics.variance(la) / 3 + statistics.variance(lb) / 2)
         self.assertAlmostEqual(se, kvm["ratio_se"], places=9)
+        self.assertEqual(1.0, kvm["ratio_df"])
 
     def test_soft_reboots_that_fell_back_are_apart(self):
         paths = self.data["reboot_paths"]
@@ -285,7 +292,7 @@ class TestComparisonExport(testtools.TestCase):
                           "p99": {"low": 1, "high": 368}},
                          self.data["methods"]["quantile_interval_min_n"])
         self.assertEqual(comparison_data.FORMAT_VERSION, self.data["format_version"])
-        self.assertEqual(5, comparison_data.FORMAT_VERSION)     # host cost and density
+        self.assertEqual(6, comparison_data.FORMAT_VERSION)     # the one rule
         csv_row = [r for r in self.csv if r["kind"] == "kvm" and r["concurrency"] == "4"
                    and r["metric"] == "vmct.build"][0]
         self.assertEqual(("20", "27", "25", ""), (
@@ -352,19 +359,31 @@ class TestComparisonExport(testtools.TestCase):
             checks.setdefault(check["id"], []).append(check)
         self.assertEqual(list("abcdef"), list(checks))
         (boot,) = checks["a"]
-        # 4 docker builds vs 3 kvm builds: the smallest possible p is 2/35 > 0.05
+        # 4 docker builds vs 3 kvm builds (CV 37 %): the page's 95 % interval excludes
+        # 1, but the seed family (a and f: Holm over 2) first asks for 97.5 %, which
+        # does not (p = 0.028): cannot tell, with what would tell
         self.assertEqual(("cannot tell", "vmct.build [s]"), (boot["verdict"], boot["label"]))
-        self.assertTrue(boot["reason"].startswith("N too small: 4 vs 3 samples"))
+        self.assertEqual(2, seeds["family_size"])
+        self.assertEqual(0.025, boot["family_level"])
+        self.assertTrue(self.group("docker", 2, "vmct.build")["significant"])
+        self.assertLessEqual(boot["ratio_ci_low"], 1)
+        self.assertGreaterEqual(boot["ratio_ci_high"], 1)
+        self.assertIn("the 97.5 % interval contains 1", boot["reason"])
+        self.assertIn("per side would show the published ×0.72", boot["reason"])
         self.assertEqual({"n": 4, "mean": 3.5}, {k: boot["candidate_stats"][k]
                                                  for k in ("n", "mean")})
-        self.assertAlmostEqual(3.5 / 12, boot["ratio"], places=9)
+        self.assertAlmostEqual(self.group("docker", 2, "vmct.build")["ratio"],
+                               boot["ratio"], places=9)
         self.assertEqual("missing data: docker has no samples of vmct.reboot_soft [s]",
                          checks["c"][0]["reason"])
         self.assertIn("1 of kvm's 4 soft reboots fell back to hard", checks["c"][0]["notes"][0])
         (cpu,) = checks["f"]
         self.assertEqual(("docker", "native", "cannot tell"),
                          (cpu["candidate"], cpu["baseline"], cpu["verdict"]))
-        self.assertAlmostEqual(104 / 105, cpu["ratio"], places=9)
+        self.assertAlmostEqual((100 * 104 * 108) ** (1 / 3) / math.sqrt(11000),
+                               cpu["ratio"], places=9)
+        # what would tell: the N per side that would show equivalence within 5 %
+        self.assertIn("per side would show equivalence within ±5 %", cpu["reason"])
 
     def test_exported_page_in_chromium(self):
         page = os.path.join(self.out, "cmp.html")
@@ -394,7 +413,8 @@ class TestComparisonExport(testtools.TestCase):
         self.assertEqual("docker", data["baseline"])
         kvm = [g for g in data["groups"] if g["kind"] == "kvm" and g["concurrency"] == 2
                and g["metric"] == "vmct.build"][0]
-        self.assertAlmostEqual(12 / 3.5, kvm["ratio"], places=9)
+        self.assertAlmostEqual((10 * 12 * 14) ** (1 / 3) / (2 * 3 * 4 * 5) ** (1 / 4),
+                               kvm["ratio"], places=9)
         out = self.rally("task", "export", self.uuid, "--type", "vmct-comparison-csv")
         self.assertIn("kind,concurrency,source,group,metric,unit,n,failures", out)
         self.assertFalse(os.path.exists(os.path.join(self.out, "only.csv")))
