@@ -84,9 +84,13 @@ FERNET_TOKEN = re.compile(rb"gAAAAA[A-Za-z0-9_-]{60,}={0,2}")
 AIO_ALLOW = (
     ("secrets.env", 0o600, "the AIO's passwords (tools/aio/lib/install.sh ensure_secrets)"),
     ("admin-openrc", 0o600, "the admin password (tools/aio/lib/install.sh write_openrc)"),
+    ("member-openrc", 0o600, "the project member's password (tools/aio/lib/install.sh "
+                             "write_openrc)"),
     ("etc/*.conf", 0o640, "service configs: database, RabbitMQ and service user passwords "
                           "(tools/aio/lib/configs.sh)"),
     ("rally/env.json", 0o600, "Rally's env spec with the admin password (tools/aio/rally-env)"),
+    ("rally/env-member.json", 0o600, "Rally's env spec with the member's password "
+                                     "(tools/aio/rally-env)"),
     ("rally/rally.sqlite*", 0o600, "Rally's database: the env spec with the admin password"),
     ("tempest/etc/tempest.conf", 0o600, "tempest's config: the admin password "
                                         "(tools/conformance/tempest_conf.py)"),

@@ -5,8 +5,8 @@ One writer for every path: the all-in-one cloud (tools/aio/write-task-args) and 
 plugin (devstack/lib/vmct, vmct_write_task_args) both call it, so both files carry every
 argument the samples need.
 
-    task_args.py --out FILE --network-id ID --proxy-command CMD [--access-namespace NS]
-                 [--kind NAME[,image=I][,flavor=F][,zone=Z][,about=TEXT]]... [--values FILE]
+    task_args.py --out FILE --network-id ID (--proxy-command CMD [--access-namespace NS]
+                 | --floating-network NET) [--existing-users] [--kind NAME[,image=I][,flavor=F][,zone=Z][,about=TEXT]]... [--values FILE]
                  [--libvirt-virt-type kvm|qemu] [--capacity-from-cloud]
 
 ``--kind kvm`` (the libvirt compute's kind), ``--kind docker`` and ``--kind fake`` take image,
@@ -101,11 +101,19 @@ def kind_arg(kind):
             "flavor": {"name": kind["flavor"]}, "availability_zone": kind["zone"]}
 
 
-def task_args(kinds, network_id, proxy_command, access_namespace, values, capacity=None):
+def task_args(kinds, network_id, proxy_command, access_namespace, values, capacity=None,
+              floating_network=None, existing_users=False):
     """The arguments of every sample: both forms of the kinds, network, access, contexts.
 
     A kind of :data:`FAKE_KINDS` (at most one) becomes ``fake_kind``; ``capacity``
     ({kind name: servers}) is written when given.
+
+    The access modes: by default instances boot on the shared network ``network_id``,
+    reached through ``proxy_command``. With ``floating_network`` every kind's servers boot
+    on a network of the task's own (the network context, whose router has its gateway on
+    that external network) and are reached at a floating IP on it, with no proxy command:
+    Rally runs where the floating range is routed. ``existing_users`` is for a Rally env of
+    plain project members: no users or quotas context (both need admin).
     """
     ssh_user = values["VMCT_SSH_USER"]
     fake = [k for k in kinds if k["name"] in FAKE_KINDS]
@@ -132,6 +140,16 @@ def task_args(kinds, network_id, proxy_command, access_namespace, values, capaci
         # libvirt's wait_soft_reboot_seconds, which the Docker driver's timeout equals
         "soft_reboot_fallback_seconds": int(values["VMCT_LIBVIRT_WAIT_SOFT_REBOOT_SECONDS"]),
     }
+    if floating_network:
+        for kind in args["kinds"]:
+            kind["floating_network"] = floating_network
+        args.update(proxy_command=None, access_namespace=None, boot_args=None)
+        # Rally's network context: a network and a router per tenant, the router's gateway
+        # on the first external network it finds
+        args["contexts"] = dict(args["contexts"], network={})
+    if existing_users:
+        args["contexts"] = {k: v for k, v in args["contexts"].items() if k != "users"}
+        args["quotas"] = False
     if fake:
         # scale.yaml: the control-plane floor (servers without a hypervisor, probe "none")
         args["fake_kind"] = kind_arg(fake[0])
@@ -239,8 +257,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="the task-args file to write")
     parser.add_argument("--network-id", required=True, help="id of the instance network")
-    parser.add_argument("--proxy-command", required=True,
+    parser.add_argument("--proxy-command", default=None,
                         help="SSH ProxyCommand into the instance network (%%h %%p)")
+    parser.add_argument("--floating-network", default=None,
+                        help="reach instances at floating IPs of this external network (no "
+                        "proxy command; each task's own network and router)")
+    parser.add_argument("--existing-users", action="store_true",
+                        help="for a Rally env of project members: no users or quotas context")
     parser.add_argument("--access-namespace", default=None,
                         help="network namespace the proxy command enters")
     parser.add_argument("--kind", action="append", default=[], metavar="NAME[,FIELD=VALUE]",
@@ -265,8 +288,12 @@ def main(argv=None):
         capacity = None
         if opts.capacity_from_cloud:
             capacity = cloud_capacity(kinds)
+        if not opts.proxy_command and not opts.floating_network:
+            raise ValueError("--proxy-command: say how instances are reached (or give "
+                             "--floating-network)")
         args = task_args(kinds, opts.network_id, opts.proxy_command, opts.access_namespace,
-                         values, capacity)
+                         values, capacity, floating_network=opts.floating_network,
+                         existing_users=opts.existing_users)
     except (ValueError, KeyError, OSError) as e:
         parser.exit(2, "task_args.py: %s\n" % e)
     write(opts.out, render(args, kinds, opts.writer))

@@ -90,6 +90,8 @@ def aio_down_reason():
     pids = os.path.join(AIO_DIR, "pids")
     dead = []
     for name in sorted(os.listdir(pids)) if os.path.isdir(pids) else []:
+        if not name.endswith(".pid"):
+            continue    # NAME.hash: the configuration a service was started with
         with open(os.path.join(pids, name)) as f:
             text = f.read().strip()
         if not (text.isdigit() and pid_alive(int(text))):
@@ -207,12 +209,21 @@ class Server:
     :param kind: a kind of task-args.yaml (image, flavor, availability zone)
     """
 
-    def __init__(self, name, kind, network_id):
+    def __init__(self, name, kind, network_id, security_groups=()):
+        groups = [arg for group in security_groups for arg in ("--security-group", group)]
         self.id = openstack(
             "server", "create", "--image", kind["image"]["name"],
             "--flavor", kind["flavor"]["name"], "--availability-zone",
-            kind["availability_zone"], "--nic", "net-id=" + network_id, "--wait",
+            kind["availability_zone"], "--nic", "net-id=" + network_id, *groups, "--wait",
             "-f", "value", "-c", "id", name).strip()
+
+    def address(self):
+        """The server's first fixed address."""
+        addresses = json.loads(openstack("server", "show", self.id, "-f", "json",
+                                         "-c", "addresses"))["addresses"]
+        if isinstance(addresses, str):   # older clients: "net=10.0.0.3, 10.0.0.4"
+            return addresses.split("=", 1)[1].split(",")[0].strip()
+        return [a for net in sorted(addresses) for a in addresses[net]][0]
 
     def status(self):
         return openstack("server", "show", self.id, "-f", "value", "-c", "status").strip()

@@ -336,6 +336,11 @@ class NoLeakTest(E2ETest):
     def test_no_networks_of_the_task(self):
         self.assertEqual([], self.ours(n["name"] for n in self.after["networks"]))
 
+    def test_no_routers_or_floating_ips_of_the_task(self):
+        self.assertEqual([], self.ours(r["name"] for r in self.after["routers"]))
+        orphans = [f for f in self.after["floating_ips"] if f["project_id"] not in self.projects]
+        self.assertEqual([], orphans)
+
 
 class ComparisonExportTest(E2ETest):
     """The demo's vmct-comparison export compares every kind with the native baseline."""

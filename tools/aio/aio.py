@@ -4,7 +4,8 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   identity                      service project, users, roles, services, endpoints
   admin-password                set the admin's password again (OS_PASSWORD), so Keystone hashes
                                 it at its configured cost (revokes the admin's tokens)
-  resources                     flavor, shared flat network (+ subnet): tools/vmct-values
+  resources                     flavor, shared flat network (+ subnets), the external network
+                                for floating IPs: tools/vmct-values
   compute-up HOST               exit 0 when nova-compute on HOST reports up
   agent-alive HOST TYPE         exit 0 when the neutron agent TYPE on HOST is alive
   aggregate AZ HOST             aggregate AZ with availability zone AZ holding HOST
@@ -14,13 +15,16 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   zones TIMEOUT AZ=HOST...      aggregate AZ holds HOST (availability zone AZ), then wait until
                                 every HOST's hypervisor has a placement provider
   network-id                    print the id of vmct-net
+  member NAME                   project NAME and its user NAME (password MEMBER_PASS) with the
+                                member role only: a Rally user without admin
   docker-image NAME ID          exit 0 when Glance has image NAME of the local Docker image ID
   docker-image NAME ID TAR K=V...   replace image(s) NAME by the `docker save` tarball TAR
                                 (K=V: container_format, disk_format and image properties)
   placeholder-image NAME K=V... image NAME (1 MiB of zeros, raw, properties K=V) unless Glance
                                 has it (for computes that read no image: the fake driver)
   inventory                     print JSON: servers, ports, keypairs, security groups, images,
-                                projects, users, instance containers and OVS VIF ports
+                                projects, users, networks, routers, floating IPs, instance
+                                containers and OVS VIF ports
                                 (for leak checks)
 """
 
@@ -83,6 +87,17 @@ def identity(conn):
                 idn.create_endpoint(service_id=s.id, interface=itf, url=url, region_id="RegionOne")
 
 
+def member(conn, name):
+    """Project and user ``name``, the user a plain member of the project (no admin role)."""
+    idn = conn.identity
+    project = idn.find_project(name) or idn.create_project(name=name, domain_id="default")
+    # as for the service users: an existing user's password is never updated (tokens revoked)
+    user = idn.find_user(name) or idn.create_user(
+        name=name, password=os.environ["MEMBER_PASS"], domain_id="default",
+        default_project_id=project.id)
+    idn.assign_project_role_to_user(project, user, idn.find_role("member", ignore_missing=False))
+
+
 def resources(conn):
     for name, spec in FLAVORS.items():
         if not conn.compute.find_flavor(name):
@@ -100,6 +115,28 @@ def resources(conn):
             conn.network.create_subnet(
                 network_id=net.id, name=name, ip_version=4, cidr=cidr, gateway_ip=None,
                 enable_dhcp=True, allocation_pools=[{"start": pool[0], "end": pool[1]}])
+    external_network(conn)
+
+
+def external_network(conn):
+    """The floating IPs' network: VLAN VMCT_EXT_VLAN on physnet1, router:external.
+
+    Rally's network context gives each task's router its gateway here; the float namespace
+    holds the subnet's gateway address, so floating IPs answer there and nowhere else.
+    """
+    name = VALUES["VMCT_EXT_NET_NAME"]
+    net = conn.network.find_network(name)
+    if net is None:
+        net = conn.network.create_network(
+            name=name, is_router_external=True, provider_network_type="vlan",
+            provider_physical_network="physnet1",
+            provider_segmentation_id=int(VALUES["VMCT_EXT_VLAN"]))
+    if not list(conn.network.subnets(network_id=net.id)):
+        conn.network.create_subnet(
+            network_id=net.id, name=name + "-subnet", ip_version=4,
+            cidr=VALUES["VMCT_EXT_CIDR"], gateway_ip=VALUES["VMCT_EXT_GATEWAY"],
+            enable_dhcp=False, allocation_pools=[{"start": VALUES["VMCT_EXT_POOL_START"],
+                                                  "end": VALUES["VMCT_EXT_POOL_END"]}])
 
 
 def reported_since(updated_at, since):
@@ -266,6 +303,10 @@ def inventory(conn):
         "projects": [dict(id=p.id, name=p.name) for p in conn.identity.projects()],
         "users": [u.name for u in conn.identity.users()],
         "networks": [dict(id=n.id, name=n.name) for n in conn.network.networks()],
+        "routers": [dict(id=r.id, name=r.name, project_id=r.project_id)
+                    for r in conn.network.routers()],
+        "floating_ips": [dict(id=f.id, address=f.floating_ip_address, port_id=f.port_id,
+                              project_id=f.project_id) for f in conn.network.ips()],
         **host_leftovers(),
     }
 
@@ -294,6 +335,8 @@ def main(argv):
         return 0 if zones(conn, int(args[0]), args[1:]) else 1
     elif cmd == "network-id":
         print(conn.network.find_network(NET_NAME).id)
+    elif cmd == "member":
+        member(conn, args[0])
     elif cmd == "docker-image":
         if len(args) == 2:
             return 0 if docker_image_current(conn, *args) else 1

@@ -4,11 +4,12 @@ For each kind of task-args.yaml (kvm: the vmct QEMU guest; docker: the workload 
 boot -> ACTIVE -> SSH through the access namespace (proxy command) -> sysbench/netperf present,
 sysbench cpu and fileio O_DIRECT run -> hard reboot -> SSH -> soft reboot (must stay soft: the
 QEMU guest powers off on ACPI, sshd in the container stops on SIGTERM) -> SSH -> delete -> gone,
-and nothing of it left (server, ports, keypair). Each reboot must start a new life of the guest
-(boot id or PID 1 changed). The fake kind (task-args.yaml's fake_kind: Nova's fake driver, no
-guest to reach): boot -> ACTIVE with its ports bound to its host (binding:vif_type neither
-binding_failed nor unbound) -> hard and soft reboot -> ACTIVE -> delete -> gone, nothing left.
-Exit 0 when every step passed.
+and nothing of it left (server, ports, keypair, security group: the cloud enforces security
+groups, so each server gets a group of its own letting SSH and ICMP in). Each reboot must start
+a new life of the guest (boot id or PID 1 changed). The fake kind (task-args.yaml's fake_kind:
+Nova's fake driver, no guest to reach): boot -> ACTIVE with its ports bound to its host
+(binding:vif_type neither binding_failed nor unbound) -> hard and soft reboot -> ACTIVE ->
+delete -> gone, nothing left. Exit 0 when every step passed.
 
 Polling, SSH through the proxy command, the restart check and the workloads are rally-vmct's own
 (rally_vmct.common.waiter, .probes, .ssh; rally_vmct.workloads.runner), so tools/aio/smoke runs
@@ -131,6 +132,7 @@ class Smoke:
         self.results = {}
         self.failures = []
         self.pkey = self.keypair = self.server = self.waiter = self.client = self.ip = None
+        self.secgroup = None
         self.deleted = False
 
     def step(self, name, seconds, note=""):
@@ -146,6 +148,7 @@ class Smoke:
         """0 when every step passed, else 1."""
         self.create_keypair()
         try:
+            self.create_secgroup()
             self.boot()
             if self.reachable:
                 self.check_workloads()
@@ -167,6 +170,15 @@ class Smoke:
         self.keypair = self.compute.create_keypair(
             name=self.name, public_key="ssh-rsa %s vmct-smoke" % key.get_base64())
 
+    def create_secgroup(self):
+        """A security group of its own letting SSH and ICMP in: the cloud enforces them."""
+        net = self.conn.network
+        self.secgroup = net.create_security_group(name=self.name)
+        for rule in ({"protocol": "tcp", "port_range_min": 22, "port_range_max": 22},
+                     {"protocol": "icmp"}):
+            net.create_security_group_rule(security_group_id=self.secgroup.id,
+                                           direction="ingress", ethertype="IPv4", **rule)
+
     def boot(self):
         """Create -> ACTIVE -> SSH answers (or, not reachable, ports bound), in its zone."""
         zone = self.kind["availability_zone"]
@@ -175,7 +187,8 @@ class Smoke:
         t0 = self.clock.monotonic()
         self.server = self.compute.create_server(
             name=self.name, image_id=image.id, flavor_id=flavor.id, key_name=self.name,
-            availability_zone=zone, networks=[{"uuid": self.args["network_id"]}])
+            availability_zone=zone, networks=[{"uuid": self.args["network_id"]}],
+            security_groups=[{"name": self.name}])
         self.waiter = waiter.ServerWaiter(
             lambda server_id: nova_view(self.compute.get_server(server_id)), self.server.id,
             pacer=waiter.Pacer(POLL, max_requests_per_second=1 / POLL, clock=self.clock))
@@ -275,9 +288,16 @@ class Smoke:
             self.compute.delete_server(self.server, ignore_missing=True)
         if self.keypair is not None:
             self.compute.delete_keypair(self.keypair, ignore_missing=True)
+        if self.secgroup is not None:
+            if self.server is not None and not self.deleted:
+                # a group in use by a port cannot go: wait for the server's delete
+                self.compute.wait_for_delete(self.server, wait=DELETE_TIMEOUT)
+            self.conn.network.delete_security_group(self.secgroup, ignore_missing=True)
 
     def check_nothing_left(self):
         self.check(self.compute.find_keypair(self.name) is None, "keypair deleted")
+        self.check(self.conn.network.find_security_group(self.name) is None,
+                   "security group deleted")
         left = [s for s in self.compute.servers(all_projects=True) if s.name == self.name]
         self.check(not left, "no server left")
 

@@ -313,6 +313,11 @@ class ServerSession:
             phase.end(result.at)
         return phase
 
+    def probe_target(self):
+        """Where probes go, for the transitions table: ADDRESS:PORT, and whether floating."""
+        where = "%s:%d" % (self.address, kinds.ssh_port(self.kind))
+        return where + (" (floating IP)" if self.floating_ip is not None else "")
+
     def _probe_until_answer(self, probe, name, phase_name, start):
         try:
             result = waiter.wait_until(
@@ -321,12 +326,14 @@ class ServerSession:
                 started_at=start)
         except waiter.WaitTimeout as e:
             summary = probe.summary()
-            self.record.probe_rows.append([phase_name, "probe " + name, summary[:300],
+            self.record.probe_rows.append([phase_name, "probe " + name,
+                                           ("%s: %s" % (self.probe_target(), summary))[:300],
                                            "no answer", self.clock.monotonic(), start])
             if not summary:
                 raise
             raise waiter.WaitTimeout("%s; failed attempts: %s" % (e, summary)) from None
-        self.record.probe_rows.append([phase_name, "probe " + name, probe.summary()[:300],
+        tried = ": ".join(filter(None, (self.probe_target(), probe.summary())))
+        self.record.probe_rows.append([phase_name, "probe " + name, tried[:300],
                                        "answered (check %d)" % result.attempts,
                                        result.at, result.since])
         return result

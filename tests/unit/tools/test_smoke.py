@@ -50,7 +50,8 @@ class FakeCompute:
     def find_flavor(self, name, ignore_missing=True):
         return types.SimpleNamespace(id="flavor-" + name)
 
-    def create_server(self, name, image_id, flavor_id, key_name, availability_zone, networks):
+    def create_server(self, name, image_id, flavor_id, key_name, availability_zone, networks,
+                      security_groups=()):
         created = self.nova.servers.create(name, image_id, flavor_id,
                                            availability_zone=availability_zone)
         return types.SimpleNamespace(id=created.id)
@@ -71,9 +72,36 @@ class FakeCompute:
     def delete_server(self, server, ignore_missing=False):
         self.nova.servers.delete(server)
 
+    def wait_for_delete(self, server, wait=None):
+        return server
+
     def servers(self, all_projects=False):
         return [record for record in self.nova.servers.records.values()
                 if record.state()[1] != "GONE"]
+
+
+class FakeNetwork:
+    """``conn.network``: ports of a server until it is deleted, and security groups."""
+
+    def __init__(self, nova, ports):
+        self.nova, self.port_list = nova, ports
+        self.groups, self.rules = {}, []
+
+    def ports(self, device_id):
+        return [] if device_id in self.nova.servers.deleted else list(self.port_list)
+
+    def create_security_group(self, name):
+        self.groups[name] = types.SimpleNamespace(id="sg-" + name, name=name)
+        return self.groups[name]
+
+    def create_security_group_rule(self, **rule):
+        self.rules.append(rule)
+
+    def delete_security_group(self, group, ignore_missing=True):
+        self.groups.pop(group.name)
+
+    def find_security_group(self, name):
+        return self.groups.get(name)
 
 
 class FakeGuest:
@@ -128,14 +156,17 @@ class SmokeTestCase(testtools.TestCase):
             compute=self.compute,
             image=types.SimpleNamespace(find_image=lambda name, ignore_missing: (
                 types.SimpleNamespace(id="image-" + name))),
-            network=types.SimpleNamespace(ports=lambda device_id: (
-                [] if device_id in self.nova.servers.deleted else list(ports))))
+            network=FakeNetwork(self.nova, ports))
+        self.network = conn.network
         return smoke.Smoke(kind, args, conn, clock=self.clock)
 
     def test_every_step_passes_and_is_timed_from_observed_states(self):
         s = self.smoke()
         self.assertEqual(0, s.run(), self.out.getvalue())
         self.assertEqual([], s.failures)
+        # its own security group let SSH in, and went with the server
+        self.assertIn(22, [r.get("port_range_min") for r in self.network.rules])
+        self.assertEqual({}, self.network.groups)
         # the fakes' scripts: ACTIVE 2 s after create and hard reboot, 3 s after soft reboot,
         # gone 1 s after delete; the fake sshd answers 1 s after ACTIVE. Polls every 0.1 s.
         for step, seconds in (("boot -> ACTIVE", 2.0), ("ACTIVE -> SSH ok", 1.0),

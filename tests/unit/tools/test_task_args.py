@@ -30,9 +30,10 @@ class TaskArgsTestCase(testtools.TestCase):
         super().setUp()
         self.out = os.path.join(self.useFixture(fixtures.TempDir()).path, "task-args.yaml")
 
-    def write(self, *kinds, virt_type="kvm", capacity=False, **env):
-        argv = ["--out", self.out, "--network-id", "net-1", "--proxy-command", "/p %h %p",
-                "--access-namespace", "ns1"]
+    def write(self, *kinds, virt_type="kvm", capacity=False, access=None, **env):
+        argv = ["--out", self.out, "--network-id", "net-1"]
+        argv += access if access is not None else [
+            "--proxy-command", "/p %h %p", "--access-namespace", "ns1"]
         if virt_type:
             argv += ["--libvirt-virt-type", virt_type]
         if capacity:
@@ -136,6 +137,28 @@ class TaskArgsTestCase(testtools.TestCase):
             for word in words:
                 self.assertIn(word, err.getvalue(), spec)
         self.assertFalse(os.path.exists(self.out))
+
+    def test_floating_ips_instead_of_a_proxy(self):
+        args = yaml.safe_load(self.write("kvm", "docker",
+                                         access=["--floating-network", "vmct-ext"]))
+        self.assertEqual(["vmct-ext", "vmct-ext"],
+                         [k["floating_network"] for k in args["kinds"]])
+        # the task's own network behind a router; nothing reaches the fixed addresses
+        self.assertEqual({}, args["contexts"]["network"])
+        self.assertIn("users", args["contexts"])
+        self.assertEqual((None, None, None), (args["proxy_command"], args["access_namespace"],
+                                              args["boot_args"]))
+
+    def test_existing_users_need_no_admin_context(self):
+        args = yaml.safe_load(self.write("kvm", access=[
+            "--proxy-command", "/p %h %p", "--existing-users"]))
+        self.assertEqual({"keypair": {}, "allow_ssh": None}, args["contexts"])
+        self.assertIs(False, args["quotas"])
+
+    def test_an_access_mode_is_required(self):
+        with mock.patch("sys.stderr", io.StringIO()) as err:
+            self.assertRaises(SystemExit, self.write, "kvm", access=[])
+        self.assertIn("--proxy-command: say how instances are reached", err.getvalue())
 
     def test_runs_as_a_script_with_any_python(self):
         out = subprocess.run([sys.executable, os.path.join(tools.TOOLS, "task_args.py"),

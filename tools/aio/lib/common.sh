@@ -7,7 +7,16 @@ export VMCT_AIO_DIR=${VMCT_AIO_DIR:-/var/tmp/vmct-aio}
 S=$VMCT_AIO_DIR
 VENV=$S/venv
 AIO_HOST=vmct-aio                  # neutron host (DHCP agent + main OVS agent)
-ACCESS_NS=vmct-access              # the only place instance addresses are reachable from
+ACCESS_NS=vmct-access              # where instances' fixed addresses are reachable from
+FLOAT_NS=vmct-float                # where floating IPs are (the external network's gateway)
+MEMBER_USER=vmct-member            # user and project of the no-admin access mode (member-openrc)
+# Neutron's security group firewall (lib/configs.sh): openvswitch, iptables_hybrid or noop
+AIO_FIREWALL=${VMCT_AIO_FIREWALL:-openvswitch}
+case $AIO_FIREWALL in
+    openvswitch|iptables_hybrid|noop) ;;
+    *) echo "VMCT_AIO_FIREWALL=$AIO_FIREWALL: use openvswitch, iptables_hybrid or noop" >&2
+       exit 2 ;;
+esac
 # names shared with devstack and the task-args writer (flavor, network, zones, images)
 # shellcheck source=tools/vmct-values
 . "$VMCT_ROOT/tools/vmct-values"

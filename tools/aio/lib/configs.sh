@@ -184,8 +184,10 @@ report_interval = 10
 EOF
       ks_auth keystone_authtoken neutron "$NEUTRON_PASS"
       ks_auth nova nova "$NOVA_PASS"; } | write_if_changed "$S/etc/neutron/neutron.conf" || true
-    # Security groups stay enabled in the API (Rally's allow_ssh context creates rules) but are
-    # not enforced: firewall_driver = noop. Isolation comes from the network layout instead.
+    # Security groups are enforced by $AIO_FIREWALL (VMCT_AIO_FIREWALL): "openvswitch" by
+    # default, the OVS agent's conntrack-based firewall (the userspace datapath has its own
+    # conntrack), as most ML2/OVS clouds run; "iptables_hybrid" plugs ports through a Linux
+    # bridge whose iptables rules enforce them; "noop" turns enforcement off.
     write_if_changed "$S/etc/neutron/plugins/ml2/ml2_conf.ini" <<EOF || true
 [ml2]
 type_drivers = flat,vlan
@@ -198,7 +200,7 @@ flat_networks = physnet1
 network_vlan_ranges = physnet1:100:200
 [securitygroup]
 enable_security_group = true
-firewall_driver = noop
+firewall_driver = $AIO_FIREWALL
 EOF
     # veth pairs instead of OVS internal ports: with the netdev datapath internal ports are taps
     # that OVS re-creates in the root namespace after an ovs-vswitchd restart (DHCP dies).
@@ -240,7 +242,7 @@ of_listen_port = $5
 tunnel_types =
 [securitygroup]
 enable_security_group = true
-firewall_driver = noop
+firewall_driver = $AIO_FIREWALL
 EOF
 }
 

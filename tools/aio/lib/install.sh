@@ -81,30 +81,39 @@ SHIM
 }
 
 # Passwords are generated once, kept in the state dir (mode 600), never in the repo.
+# secrets.env: one password per service user, the admin's and the project member's (the
+# no-admin access mode); a state from before a password existed gets it added
 ensure_secrets() {
-    [ -f "$S/secrets.env" ] && return 0
+    local v
     umask 077
-    {
-        local v
-        for v in ADMIN DB RABBIT KEYSTONE_SVC PLACEMENT GLANCE NOVA NEUTRON; do
-            echo "${v}_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"
-        done
-    } > "$S/secrets.env"
+    touch "$S/secrets.env"
+    for v in ADMIN DB RABBIT KEYSTONE_SVC PLACEMENT GLANCE NOVA NEUTRON MEMBER; do
+        grep -q "^${v}_PASS=" "$S/secrets.env" \
+            || echo "${v}_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')" >> "$S/secrets.env"
+    done
     umask 022
 }
 
-write_openrc() {
-    write_if_changed "$S/admin-openrc" <<EOF || true
-# source me: admin credentials of the vmct all-in-one cloud
+# openrc FILE USER PASSWORD PROJECT WHAT: a credentials file to source (owner only)
+openrc() {
+    write_if_changed "$1" <<EOF || true
+# source me: $5 of the vmct all-in-one cloud
 export OS_AUTH_URL=http://127.0.0.1:5000/v3
-export OS_USERNAME=admin
-export OS_PASSWORD=$ADMIN_PASS
-export OS_PROJECT_NAME=admin
+export OS_USERNAME=$2
+export OS_PASSWORD=$3
+export OS_PROJECT_NAME=$4
 export OS_USER_DOMAIN_NAME=Default
 export OS_PROJECT_DOMAIN_NAME=Default
 export OS_IDENTITY_API_VERSION=3
 export OS_REGION_NAME=RegionOne
 export OS_INTERFACE=public
 EOF
-    chmod 600 "$S/admin-openrc"
+    chmod 600 "$1"
+}
+
+write_openrc() {
+    openrc "$S/admin-openrc" admin "$ADMIN_PASS" admin "admin credentials"
+    # a plain member of project vmct-member (aio.py member): a Rally user without admin
+    openrc "$S/member-openrc" "$MEMBER_USER" "$MEMBER_PASS" "$MEMBER_USER" \
+        "a project member (no admin role)"
 }

@@ -115,7 +115,8 @@ class TestBootAndDelete(ScenarioTestCase):
         statuses = [r[2:4] for r in transitions["data"]["rows"] if r[1] == "status"]
         self.assertEqual([["None", "BUILD"], ["BUILD", "ACTIVE"], ["ACTIVE", "GONE"]], statuses)
         [probe_row] = [r for r in transitions["data"]["rows"] if r[1] == "probe tcp"]
-        self.assertEqual(["vmct.wait_for_network", "probe tcp", "refused x5", "answered (check 6)",
+        self.assertEqual(["vmct.wait_for_network", "probe tcp", "10.0.0.5:22: refused x5",
+                          "answered (check 6)",
                           3.0, 2.8], probe_row)
         [actions_table] = self.output(s, "complete", "instance actions")
         events = [r[2] for r in actions_table["data"]["rows"]]
