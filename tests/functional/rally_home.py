@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import fixtures
+import testtools
 
 RALLY = os.path.join(os.path.dirname(sys.executable), "rally")
 
@@ -60,3 +61,31 @@ class RallyHome(fixtures.Fixture):
                 for task in self.report_json(*task_uuids)["tasks"]
                 for subtask in task["subtasks"]
                 for workload in subtask["workloads"]]
+
+
+class RallyHomeTestCase(testtools.TestCase):
+    """A :class:`RallyHome` per test class, ``cls.home``, where ``prepare`` runs once.
+
+    The Rally runs a class's tests read are made once (Rally's start-up is seconds each);
+    a failed ``prepare`` leaves no home behind.
+    """
+
+    @classmethod
+    def prepare(cls, home):
+        """Run what the tests read (tasks, exports) in ``home``."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.home = RallyHome()
+        cls.home.setUp()
+        try:
+            cls.prepare(cls.home)
+        except BaseException:
+            cls.home.cleanUp()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.home.cleanUp()
+        super().tearDownClass()

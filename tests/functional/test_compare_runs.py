@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 
-import testtools
 
 from tests.functional import rally_home
 from tests.functional import test_comparison_export as export_test
@@ -41,26 +40,10 @@ SLOWED = _task([10.1, 9.9, 10.3, 10.0, 10.2], [6.04, 5.94, 6.16, 5.86, 6.0],
                [4.97, 5.08, 5.02, 4.93, 5.0], [1.01, 0.99, 1.0, 0.98, 1.02])
 
 
-class TestCompareRuns(testtools.TestCase):
+class TestCompareRuns(rally_home.RallyHomeTestCase):
 
     @classmethod
-    def setUpClass(cls):
-        super(TestCompareRuns, cls).setUpClass()
-        cls.home = rally_home.RallyHome()
-        cls.home.setUp()
-        try:
-            cls._run_all(cls.home)
-        except BaseException:
-            cls.home.cleanUp()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.home.cleanUp()
-        super(TestCompareRuns, cls).tearDownClass()
-
-    @classmethod
-    def _run_all(cls, home):
+    def prepare(cls, home):
         plugins = os.path.join(home.path, "plugins")
         os.mkdir(plugins)
         with open(os.path.join(plugins, "vmct_functional_plugin.py"), "w") as f:

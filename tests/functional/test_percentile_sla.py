@@ -9,7 +9,6 @@ strict one that needs more iterations than it has; then a task with a bad config
 import json
 import os
 
-import testtools
 
 from tests.functional import rally_home
 
@@ -30,34 +29,20 @@ TASK = {"version": 2, "title": "vmct_percentile functional test", "subtasks": [
     ]}]}
 
 
-class TestPercentileSLA(testtools.TestCase):
+class TestPercentileSLA(rally_home.RallyHomeTestCase):
 
     @classmethod
-    def setUpClass(cls):
-        super(TestPercentileSLA, cls).setUpClass()
-        cls.home = rally_home.RallyHome()
-        cls.home.setUp()
-        try:
-            cls.home.rally("env", "create", "--name", "vmct-sla", "--no-use")
-            path = os.path.join(cls.home.path, "task.json")
-            with open(path, "w") as f:
-                json.dump(TASK, f)
-            cls.start = cls.home.rally("task", "start", path, "--env", "vmct-sla",
-                                       "--no-use", check=False)
-            uuid = cls.home.rally("task", "list", "--env", "vmct-sla", "--uuids-only"
-                                  ).stdout.split()[-1]
-            check = cls.home.rally("task", "sla-check", "--uuid", uuid, "--json",
-                                   check=False)
-            cls.sla_rc = check.returncode
-            cls.results = json.loads(check.stdout[check.stdout.index("["):])
-        except BaseException:
-            cls.home.cleanUp()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.home.cleanUp()
-        super(TestPercentileSLA, cls).tearDownClass()
+    def prepare(cls, home):
+        home.rally("env", "create", "--name", "vmct-sla", "--no-use")
+        path = os.path.join(home.path, "task.json")
+        with open(path, "w") as f:
+            json.dump(TASK, f)
+        cls.start = home.rally("task", "start", path, "--env", "vmct-sla", "--no-use",
+                               check=False)
+        uuid = home.rally("task", "list", "--env", "vmct-sla", "--uuids-only").stdout.split()[-1]
+        check = home.rally("task", "sla-check", "--uuid", uuid, "--json", check=False)
+        cls.sla_rc = check.returncode
+        cls.results = json.loads(check.stdout[check.stdout.index("["):])
 
     def criteria(self):
         return [r for r in self.results if r["criterion"] == "vmct_percentile"]
