@@ -145,7 +145,7 @@ class ActionEvents(object):
             self.noted.append(values)
 
     def send(self):
-        """Create the noted events in the background; returns its future."""
+        """Create the noted events in the background (:func:`compat.spawn`)."""
         noted, self.noted = self.noted, []
         if not noted:
             return None
