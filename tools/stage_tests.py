@@ -50,7 +50,7 @@ class Collect(testtools.StreamResult):
                 self.log.write(("%s %s\n" % (test_status, test_id)).encode())
                 self.log.flush()
         elif not test_id and file_bytes:
-            self.text.append(file_bytes.decode("utf-8", "replace"))
+            self.text.append(bytes(file_bytes).decode("utf-8", "replace"))
 
 
 class Tee:

@@ -6,7 +6,8 @@ plugin (devstack/lib/vmct, vmct_write_task_args) both call it, so both files car
 argument the samples need.
 
     task_args.py --out FILE --network-id ID (--proxy-command CMD [--access-namespace NS]
-                 | --floating-network NET) [--existing-users] [--kind NAME[,image=I][,flavor=F][,zone=Z][,about=TEXT]]... [--values FILE]
+                 | --floating-network NET) [--existing-users]
+                 [--kind NAME[,image=I][,flavor=F][,zone=Z][,about=TEXT]]... [--values FILE]
                  [--libvirt-virt-type kvm|qemu] [--capacity-from-cloud]
 
 ``--kind kvm`` (the libvirt compute's kind), ``--kind docker`` and ``--kind fake`` take image,

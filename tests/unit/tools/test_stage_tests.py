@@ -1,0 +1,36 @@
+"""tools/stage_tests.py: what one stage's stream says, read in one pass."""
+
+import importlib.util
+import io
+import os
+import sys
+
+import subunit
+import testtools
+
+TOOLS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools")
+sys.path.insert(0, TOOLS)   # its own import of subunit_result
+spec = importlib.util.spec_from_file_location("stage_tests",
+                                              os.path.join(TOOLS, "stage_tests.py"))
+stage_tests = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(stage_tests)
+
+
+class ReadTestCase(testtools.TestCase):
+
+    def test_results_text_outside_tests_and_a_copy(self):
+        raw = io.BytesIO()
+        out = subunit.StreamResultToBytes(raw)
+        out.status(test_id="t.a", test_status="inprogress")
+        out.status(test_id="t.a", test_status="success")
+        # text a worker wrote outside any test (subunit hands it over as a memoryview)
+        out.status(file_name="stdout", file_bytes=b"Failed to import test module: t.b\n",
+                   eof=True)
+        out.status(test_id="t.c", test_status="fail")
+        copy, log = io.BytesIO(), io.BytesIO()
+        raw.seek(0)
+        found = stage_tests.read(stage_tests.Tee(raw, copy), log)
+        self.assertEqual({"t.a", "t.c"}, found.ids)
+        self.assertEqual("Failed to import test module: t.b\n", "".join(found.text))
+        self.assertEqual(raw.getvalue(), copy.getvalue())
+        self.assertEqual(b"success t.a\nfail t.c\n", log.getvalue())
