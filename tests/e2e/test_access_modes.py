@@ -76,6 +76,15 @@ class AccessModeTest(test_demo_task.ArtifactTest):
                     address = ipaddress.ip_address(target.split(":")[0])
                     self.assertIn(address, EXTERNAL, (name, target))
 
+    def test_the_netperf_peer_was_on_the_same_host_as_asked(self):
+        """access-ci.yaml asks peer_placement: same_host; the facts say what happened."""
+        for it in self.iterations("floating-benchmark"):
+            facts = {row[0]: row[1] for table in it["output"]["complete"]
+                     for row in table["data"].get("rows", [])
+                     if len(row) == 2 and str(row[0]).startswith("netperf_peer_")}
+            self.assertEqual("same host", facts.get("netperf_peer_host"), facts)
+            self.assertIn("same_host", str(facts.get("netperf_peer_placement")), facts)
+
     def test_the_member_task_ran_without_admin_contexts(self):
         for w in self.workloads("member-lifecycle"):
             self.assertNotIn("users", w["contexts"])

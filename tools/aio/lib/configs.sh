@@ -133,6 +133,10 @@ workers = 1
 [scheduler]
 workers = 1
 discover_hosts_in_cells_interval = -1
+[filter_scheduler]
+# Nova's default filters, plus the same_host / different_host scheduler hints: the netperf
+# peer placement of VMCT.boot_and_benchmark (peer_placement)
+enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,SameHostFilter,DifferentHostFilter
 [oslo_concurrency]
 lock_path = $S/data/nova/locks
 [vnc]
