@@ -54,6 +54,7 @@ from rally import plugins
 from rally.task import context as rally_context
 from rally.task import exporter
 from rally.task import scenario as rally_scenario
+from rally.task import sla as rally_sla
 from rally.task import types as rally_types
 
 from rally_vmct.task.exporters import comparison
@@ -160,8 +161,10 @@ def synthesise(schema, name):
     if "boolean" in types:
         return True
     if types & {"integer", "number"}:
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1)
-        return max(int(low), 1)
+        low = max(int(schema.get("minimum", schema.get("exclusiveMinimum", 0) + 1)), 1)
+        high = schema.get("exclusiveMaximum")
+        # below an exclusive maximum of 1 or less (a confidence level): the middle
+        return low if high is None or low < high else (schema.get("exclusiveMinimum", 0) + high) / 2
     return "x"
 
 
@@ -362,6 +365,7 @@ def package_plugins():
                            (rally_context.BaseContext, "context"),
                            (exporter.TaskExporter, "exporter"),
                            (validation.Validator, "validator"),
+                           (rally_sla.SLA, "sla"),
                            (rally_types.ResourceType, "type")):
             if issubclass(plugin, base):
                 found[kind].append(plugin)
@@ -400,18 +404,24 @@ def task_of(case, found):
     else:
         cls = rally_scenario.Scenario.get(CONTEXT_HOST)
         args = scenario_args(cls)
-        schema = rally_context.Context.get(case.plugin).CONFIG_SCHEMA
+        sla = case.plugin in [p.get_name() for p in found["sla"]]
+        schema = (rally_sla.SLA if sla else rally_context.Context).get(
+            case.plugin).CONFIG_SCHEMA
         config = {name: synthesise(schema["properties"][name], name)
                   for name in schema.get("required", ())}
         if case.value is MISSING:
             config.pop(case.argument)
         else:
             config[case.argument] = case.value
-        contexts = dict(scenario_contexts(cls), **{case.plugin: config})
+        contexts = scenario_contexts(cls)
+        if not sla:
+            contexts[case.plugin] = config
+    workload = {"scenario": {cls.get_name(): args}, "contexts": contexts,
+                "runner": {"constant": {"times": 1, "concurrency": 1}}}
+    if case.plugin in [p.get_name() for p in found["sla"]]:
+        workload["sla"] = {case.plugin: config}
     return {"version": 2, "title": "bad input", "subtasks": [{
-        "title": case.plugin, "workloads": [{
-            "scenario": {cls.get_name(): args}, "contexts": contexts,
-            "runner": {"constant": {"times": 1, "concurrency": 1}}}]}]}
+        "title": case.plugin, "workloads": [workload]}]}
 
 
 def reason(error):
@@ -446,7 +456,7 @@ def generate():
         # Every scenario's workloads go through one parser (vmct_workloads): the bad
         # value of every parameter of every test once, the other bad plans everywhere.
         parameters = parameters and "workloads" not in schema["properties"]
-    for cls in found["context"]:
+    for cls in found["context"] + found["sla"]:
         cases += argument_cases(cls.get_name(), cls.CONFIG_SCHEMA,
                                 cls.CONFIG_SCHEMA.get("required", ()))
     return found, cases
@@ -490,8 +500,9 @@ class BadInputTestCase(testtools.TestCase):
         super().tearDownClass()
 
     def test_every_plugin_kind_and_validator_is_covered(self):
-        self.assertEqual({"scenario", "context", "exporter", "validator", "type"},
+        self.assertEqual({"scenario", "context", "exporter", "validator", "type", "sla"},
                          set(self.found))
+        self.assertIn("vmct_percentile", [c.get_name() for c in self.found["sla"]])
         self.assertIn("VMCT.native_benchmark", [c.get_name() for c in self.found["scenario"]])
         self.assertIn("vmct_netperf_peer", [c.get_name() for c in self.found["context"]])
         # every validator of the package guards an argument whose bad values are generated
