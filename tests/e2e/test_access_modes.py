@@ -7,7 +7,9 @@ args file of each mode, and leaves in $VMCT_E2E_DIR/access/ each task's uuid and
       task-args-floating.yaml: every kind's servers on the task's own network behind a router,
       reached only at floating IPs of the external network, Rally in the float namespace;
   member-lifecycle  lifecycle.yaml with task-args-member.yaml in the Rally env vmct-member:
-      a project member without admin, no users or quotas context.
+      a project member without admin, no users or quotas context;
+  placement-benchmark  benchmark.yaml with task-args.yaml on the docker kind without its
+      zone, peer_placement: different_host (the AIO has a second Docker host, docker2).
 """
 
 import ipaddress
@@ -19,6 +21,7 @@ from tests.e2e import faults
 from tests.e2e import test_demo_task
 
 FLOATING = ("floating-lifecycle", "floating-benchmark")
+PLACEMENT = "placement-benchmark"
 FIP_ACTION = "vmct.associate_floating_ip"
 EXTERNAL = ipaddress.ip_network(faults.VALUES["VMCT_EXT_CIDR"])
 
@@ -29,7 +32,7 @@ class AccessModeTest(test_demo_task.ArtifactTest):
     @classmethod
     def load_artifacts(cls):
         cls.reports, cls.tasks = {}, {}
-        for name in FLOATING + ("member-lifecycle",):
+        for name in FLOATING + ("member-lifecycle", PLACEMENT):
             cls.tasks[name] = test_demo_task.load(os.path.join("access", name + ".uuid"))
             report = test_demo_task.load(os.path.join("access", name + ".json"))
             [cls.reports[name]] = report["tasks"]
@@ -49,7 +52,7 @@ class AccessModeTest(test_demo_task.ArtifactTest):
             self.assertTrue(task["pass_sla"], name)
             kinds = {test_demo_task.scenario_args(w)["kind"]["name"]
                      for w in self.workloads(name)}
-            self.assertEqual(set(self.kinds), kinds, name)
+            self.assertEqual({"docker"} if name == PLACEMENT else set(self.kinds), kinds, name)
             for w in self.workloads(name):
                 self.assertEqual([], [it["error"] for it in w["data"] if it["error"]], name)
                 self.assertTrue(w["data"], name)
@@ -76,14 +79,27 @@ class AccessModeTest(test_demo_task.ArtifactTest):
                     address = ipaddress.ip_address(target.split(":")[0])
                     self.assertIn(address, EXTERNAL, (name, target))
 
+    def peer_facts(self, name):
+        """The netperf_peer_* facts of each iteration of a task."""
+        found = [{row[0]: row[1] for table in it["output"]["complete"]
+                  for row in table["data"].get("rows", [])
+                  if len(row) == 2 and str(row[0]).startswith("netperf_peer_")}
+                 for it in self.iterations(name)]
+        self.assertTrue(found, name)
+        return found
+
     def test_the_netperf_peer_was_on_the_same_host_as_asked(self):
         """access-ci.yaml asks peer_placement: same_host; the facts say what happened."""
-        for it in self.iterations("floating-benchmark"):
-            facts = {row[0]: row[1] for table in it["output"]["complete"]
-                     for row in table["data"].get("rows", [])
-                     if len(row) == 2 and str(row[0]).startswith("netperf_peer_")}
+        for facts in self.peer_facts("floating-benchmark"):
             self.assertEqual("same host", facts.get("netperf_peer_host"), facts)
-            self.assertIn("same_host", str(facts.get("netperf_peer_placement")), facts)
+            self.assertEqual("same_host (scheduler hint); honoured",
+                             facts.get("netperf_peer_placement"), facts)
+
+    def test_the_netperf_peer_was_on_another_host_as_asked(self):
+        for facts in self.peer_facts(PLACEMENT):
+            self.assertEqual("different host", facts.get("netperf_peer_host"), facts)
+            self.assertEqual("different_host (scheduler hint); honoured",
+                             facts.get("netperf_peer_placement"), facts)
 
     def test_the_member_task_ran_without_admin_contexts(self):
         for w in self.workloads("member-lifecycle"):

@@ -88,6 +88,8 @@ compute_docker_down() { # WIPE
         fi
     fi
     drop_instance_ports "$DOCKER_BRIDGE"
+    # the second Docker host's containers (25-docker2.sh) while the engine still answers
+    if has_hook docker2 down; then compute_docker2_down "$1"; fi
     if [ -s "$DOCKER_STATE/dockerd.pid" ]; then
         VMCT_DOCKER_STATE=$DOCKER_STATE "$VMCT_ROOT/tools/docker/ensure-dockerd" --stop 2>/dev/null
     fi
