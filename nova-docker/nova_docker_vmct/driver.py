@@ -407,6 +407,7 @@ class DockerDriver(driver.ComputeDriver):
             # the first use of network_info waits for Nova's asynchronous
             # allocation of the ports (Neutron)
             plans = self._plans(network_info)
+            self._plugger.refuse_unsupported(network_info)
         kwargs = self._create_kwargs(instance, image_ref, image_meta, plans)
         name = kwargs['name']
         try:

@@ -21,6 +21,7 @@ import shutil
 import sys
 
 from oslo_concurrency import processutils
+from nova import exception
 from oslo_log import log as logging
 
 from nova_docker_vmct import vif as vif_plan
@@ -50,6 +51,18 @@ class Plugger(object):
     def plans(self, network_info):
         """The VifPlans of network_info (the bridge: the port's, else ours)."""
         return vif_plan.plans(network_info or [], self.conf.integration_bridge)
+
+    def refuse_unsupported(self, network_info):
+        """Refuse a port bound for a plug the driver cannot do.
+
+        InvalidInput naming the port and its type (:func:`vif.unsupported`):
+        Nova aborts the build with it as the fault and does not reschedule,
+        since no host of this driver could plug it.
+        """
+        for vif in network_info or []:
+            reason = vif_plan.unsupported(vif, self.conf.host_attach)
+            if reason:
+                raise exception.InvalidInput(reason=reason)
 
     def missing_tools(self, *extra):
         """The tools plugging needs (and ``extra``) that are not on the PATH."""

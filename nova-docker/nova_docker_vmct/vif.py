@@ -111,6 +111,40 @@ def plan(vif, index, default_bridge, with_gateway=True):
         nameservers=tuple(dns))
 
 
+# What Neutron's binding may say for a port this driver can plug: a veth pair whose
+# host end goes onto the bridge [docker] host_attach names (vif_type per host_attach).
+SUPPORTED_VNIC_TYPES = ('normal',)
+VIF_TYPES = {'ovs': ('ovs',), 'linuxbridge': ('bridge',)}
+
+
+def unsupported(vif, host_attach):
+    """Why the driver cannot plug ``vif`` as Neutron bound it; None when it can.
+
+    A port bound for another plug (SR-IOV's direct or macvtap, vhost-user, a
+    hybrid plug for the iptables_hybrid firewall) would otherwise be plugged
+    as a plain veth, silently without the device or the firewall it was
+    bound for.
+    """
+    port = vif.get('id')
+    vnic_type = vif.get('vnic_type') or 'normal'
+    if vnic_type not in SUPPORTED_VNIC_TYPES:
+        return ('port %s has vnic_type %s: the Docker driver plugs a veth pair, '
+                'only vnic_type %s' % (port, vnic_type, ', '.join(SUPPORTED_VNIC_TYPES)))
+    vif_type = vif.get('type')
+    wanted = VIF_TYPES[host_attach]
+    if vif_type not in wanted:
+        return ('port %s has vif_type %s: with [docker] host_attach = %s the Docker '
+                'driver plugs vif_type %s only' % (port, vif_type, host_attach,
+                                                   ', '.join(wanted)))
+    if (vif.get('details') or {}).get('ovs_hybrid_plug'):
+        return ('port %s is bound for a hybrid plug (ovs_hybrid_plug: Neutron\'s '
+                'iptables_hybrid firewall filters on a Linux bridge per port): the '
+                'Docker driver plugs the port straight into the integration bridge, '
+                'where that firewall would not apply; use the openvswitch firewall '
+                'on Docker hosts' % port)
+    return None
+
+
 def plans(network_info, default_bridge):
     """VifPlans of all VIFs; default routes from the first one per family."""
     result = []

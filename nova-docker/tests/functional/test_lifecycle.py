@@ -52,6 +52,20 @@ class TestSpawnDestroy(base.DriverTestCase):
         self.driver.destroy(self.ctx, inst, nw)
 
 
+class TestRefusedPort(base.DriverTestCase):
+
+    def test_a_port_bound_for_sriov_is_refused_before_any_container(self):
+        """Nova aborts the build with InvalidInput's text as the fault."""
+        inst, nw = self.make_instance()
+        nw[0]['vnic_type'] = 'direct'
+        e = self.assertRaises(exception.InvalidInput, self.spawn, inst, nw)
+        self.assertIn('port %s has vnic_type direct' % nw[0]['id'], str(e))
+        self.assertEqual([], self.docker.containers.list(
+            all=True, filters={'name': 'nova-%s' % inst.uuid}))
+        self.assertFalse(self.host_dev_exists(nw))
+        self.assertEqual([self.net.veth], self.net.bridge_ports())
+
+
 class TestRunningInstance(base.DriverTestCase):
     """One instance per test, booted in setUp."""
 

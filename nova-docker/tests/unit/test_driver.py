@@ -109,6 +109,14 @@ class DriverTestCase(testtools.TestCase):
 
 class TestSpawn(DriverTestCase):
 
+    def test_a_port_bound_for_sriov_is_refused_before_any_container(self):
+        inst, nw = self.make()
+        nw[0]['vnic_type'] = 'direct'
+        e = self.assertRaises(exception.InvalidInput, self.spawn, inst, nw)
+        self.assertIn('has vnic_type direct', str(e))
+        self.assertEqual({}, self.client.api.store)
+        self.assertEqual([], [c for c in self.ran if c[:2] == ['ip', 'link']])
+
     def test_spawn_creates_starts_plugs_and_waits(self):
         inst, nw = self.make(active=False)
         self.spawn(inst, nw)

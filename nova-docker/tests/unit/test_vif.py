@@ -229,3 +229,36 @@ class TestOvsWiring(testtools.TestCase):
         self.assertEqual(vif_plan.ovs_attach_command(self.p, 'inst'), fresh)
         self.assertFalse([w for w in fresh
                           if w.startswith(('tag=', 'ofport_request='))])
+
+
+class TestUnsupported(testtools.TestCase):
+    """Ports bound for a plug the driver cannot do are named, with the type."""
+
+    def test_an_ovs_port_of_vnic_type_normal_is_plugged(self):
+        self.assertIsNone(vif_plan.unsupported(helpers.vif(), 'ovs'))
+
+    def test_sriov_vnic_types_are_refused(self):
+        for vnic_type in ('direct', 'macvtap', 'direct-physical', 'vdpa'):
+            vif = helpers.vif(port_id='p1')
+            vif['vnic_type'] = vnic_type
+            reason = vif_plan.unsupported(vif, 'ovs')
+            self.assertIn('port p1 has vnic_type %s' % vnic_type, reason)
+            self.assertIn('only vnic_type normal', reason)
+
+    def test_other_vif_types_are_refused(self):
+        vif = helpers.vif(port_id='p2')
+        vif['type'] = 'vhostuser'
+        self.assertIn('port p2 has vif_type vhostuser: with [docker] host_attach = ovs',
+                      vif_plan.unsupported(vif, 'ovs'))
+        # an ovs port is not a Linux bridge port
+        self.assertIn('plugs vif_type bridge only',
+                      vif_plan.unsupported(helpers.vif(), 'linuxbridge'))
+        vif['type'] = 'bridge'
+        self.assertIsNone(vif_plan.unsupported(vif, 'linuxbridge'))
+
+    def test_a_hybrid_plug_is_refused_naming_the_firewall(self):
+        vif = helpers.vif(port_id='p3')
+        vif['details']['ovs_hybrid_plug'] = True
+        reason = vif_plan.unsupported(vif, 'ovs')
+        self.assertIn('port p3 is bound for a hybrid plug', reason)
+        self.assertIn('iptables_hybrid', reason)
