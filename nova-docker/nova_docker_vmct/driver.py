@@ -67,6 +67,11 @@ docker_conf.register_opts(CONF)
 HYPERVISOR_TYPE = obj_fields.HVType.DOCKER          # 'docker'
 VM_MODE = obj_fields.VMMode.EXE                     # containers
 SIGKILL_EXIT = 137
+# The trait of every Docker compute's provider: with an aggregate of Docker hosts
+# that requires it ([scheduler] enable_isolated_aggregate_filtering) and the
+# Docker images requiring it (trait:CUSTOM_NOVA_DOCKER=required), Docker images
+# go only to Docker hosts and no other image goes there.
+DOCKER_TRAIT = 'CUSTOM_NOVA_DOCKER'
 
 
 class DockerEngineUnavailable(exception.NovaException):
@@ -287,6 +292,7 @@ class DockerDriver(driver.ComputeDriver):
             reserved_memory_mb=CONF.reserved_host_memory_mb,
             reserved_disk_gb=self._get_reserved_host_disk_gb_from_config())
         provider_tree.update_inventory(nodename, inventory)
+        provider_tree.add_traits(nodename, DOCKER_TRAIT)
 
     def manage_image_cache(self, context, all_instances):
         """Remove cached Glance images that no instance or container uses.
@@ -401,6 +407,13 @@ class DockerDriver(driver.ComputeDriver):
 
     def _spawn(self, context, instance, image_meta, network_info, power_on,
                timer):
+        not_docker = images.not_docker_reason(image_meta)
+        if not_docker:
+            # Another host may run it (a cloud without the isolated Docker
+            # aggregate): Nova reschedules this error; ImageUnacceptable
+            # would end the build in ERROR.
+            raise exception.ComputeResourcesUnavailable(
+                reason='%s: not on this Docker host' % not_docker)
         with timer.step('image_cache'):
             image_ref = self.image_cache.ensure(context, image_meta)
         with timer.step('network_info'):

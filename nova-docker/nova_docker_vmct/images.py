@@ -89,17 +89,23 @@ def removal_reason(in_use, age, min_age, glance_exists):
     return None
 
 
+def not_docker_reason(image_meta):
+    """Why the image is no ``docker save`` tarball; None when it is one."""
+    fmt = (image_meta.container_format
+           if image_meta.obj_attr_is_set('container_format') else None)
+    if fmt == 'docker':
+        return None
+    return ('image %s has container_format %r; the Docker driver boots only '
+            'images with container_format=docker (a docker save tarball)'
+            % (getattr(image_meta, 'id', None), fmt))
+
+
 def check_image_meta(image_meta):
     """Refuse images that are not ``docker save`` tarballs."""
     image_id = getattr(image_meta, 'id', None)
-    fmt = (image_meta.container_format
-           if image_meta.obj_attr_is_set('container_format') else None)
-    if fmt != 'docker':
-        raise exception.ImageUnacceptable(
-            image_id=image_id,
-            reason='container_format is %r; the Docker driver boots only '
-                   'images with container_format=docker (a docker save '
-                   'tarball)' % fmt)
+    reason = not_docker_reason(image_meta)
+    if reason:
+        raise exception.ImageUnacceptable(image_id=image_id, reason=reason)
     if not image_id:
         raise exception.ImageUnacceptable(image_id=image_id,
                                           reason='image without an id')

@@ -12,7 +12,8 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   hypervisor-ready HOST         exit 0 when HOST's hypervisor has a placement provider
   wait-computes TIMEOUT HOST[@EPOCH]...   wait until nova-compute and the OVS agent of every
                                 HOST are up (nova-compute reporting after EPOCH, when it started)
-  zones TIMEOUT AZ=HOST...      aggregate AZ holds HOST (availability zone AZ), then wait until
+  zones TIMEOUT AZ=HOST[=TRAIT]...   aggregate AZ holds HOST (availability zone AZ; with
+                                TRAIT, isolated: trait:TRAIT=required), then wait until
                                 every HOST's hypervisor has a placement provider
   network-id                    print the id of vmct-net
   member NAME                   project NAME and its user NAME (password MEMBER_PASS) with the
@@ -20,6 +21,7 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   docker-image NAME ID          exit 0 when Glance has image NAME of the local Docker image ID
   docker-image NAME ID TAR K=V...   replace image(s) NAME by the `docker save` tarball TAR
                                 (K=V: container_format, disk_format and image properties)
+  image-properties NAME K=V...  image NAME has the properties K=V
   placeholder-image NAME K=V... image NAME (1 MiB of zeros, raw, properties K=V) unless Glance
                                 has it (for computes that read no image: the fake driver)
   inventory                     print JSON: servers, ports, keypairs, security groups, images,
@@ -169,12 +171,19 @@ def agent_alive(conn, host, agent_type):
     return any(a.is_alive for a in conn.network.agents(host=host, agent_type=agent_type))
 
 
-def aggregate(conn, az, host):
+def aggregate(conn, az, host, trait=""):
+    """Aggregate AZ (its availability zone too) holds HOST.
+
+    With TRAIT, it takes only servers whose image or flavor requires TRAIT (metadata
+    trait:TRAIT=required, Nova's isolated aggregate filtering).
+    """
     agg = conn.compute.find_aggregate(az)
     if agg is None:
         agg = conn.compute.create_aggregate(name=az, availability_zone=az)
     if host not in (agg.hosts or []):
         conn.compute.add_host_to_aggregate(agg, host)
+    if trait and (agg.metadata or {}).get("trait:" + trait) != "required":
+        conn.compute.set_aggregate_metadata(agg, {"trait:" + trait: "required"})
 
 
 def hypervisor_ready(conn, host):
@@ -208,6 +217,15 @@ def docker_image_upload(conn, name, local_id, tar, pairs):
         disk_format=attrs.pop("disk_format"), visibility="public", wait=True,
         vmct_docker_id=local_id, **attrs)
     print("[aio] uploaded %s (%s) as %s" % (name, local_id[:19], image.id))
+
+
+def image_properties(conn, name, pairs):
+    """Image NAME has the properties K=V (an image uploaded before a property was added)."""
+    wanted = dict(p.split("=", 1) for p in pairs)
+    for i in conn.image.images():
+        changed = {k: v for k, v in wanted.items() if i.properties.get(k) != v}
+        if i.name == name and changed:
+            conn.image.update_image(i.id, **changed)
 
 
 PLACEHOLDER_BYTES = 1024 * 1024
@@ -282,8 +300,8 @@ def wait_computes(conn, timeout, specs):
 def zones(conn, timeout, pairs):
     hosts = []
     for pair in pairs:
-        az, host = pair.split("=", 1)
-        aggregate(conn, az, host)
+        az, host, trait = (pair.split("=") + [""])[:3]
+        aggregate(conn, az, host, trait)
         hosts.append(host)
     return wait_all("hypervisor in placement", timeout, hosts,
                     lambda h: hypervisor_ready(conn, h))
@@ -341,6 +359,8 @@ def main(argv):
         if len(args) == 2:
             return 0 if docker_image_current(conn, *args) else 1
         docker_image_upload(conn, args[0], args[1], args[2], args[3:])
+    elif cmd == "image-properties":
+        image_properties(conn, args[0], args[1:])
     elif cmd == "placeholder-image":
         placeholder_image(conn, args[0], args[1:])
     elif cmd == "inventory":

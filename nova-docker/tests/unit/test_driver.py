@@ -244,10 +244,18 @@ class TestSpawn(DriverTestCase):
         e = self.assertRaises(RuntimeError, self.spawn, inst, nw)
         self.assertIn('ovs-vsctl', str(e))
 
-    def test_wrong_container_format(self):
+    def test_wrong_container_format_is_rescheduled(self):
+        """Nova reschedules ComputeResourcesUnavailable.
+
+        Another host may run the image; ImageUnacceptable would end the
+        build in ERROR.
+        """
         inst, nw = self.make()
-        self.assertRaises(exception.ImageUnacceptable, self.spawn, inst, nw,
-                          helpers.image_meta(container_format='bare'))
+        e = self.assertRaises(exception.ComputeResourcesUnavailable,
+                              self.spawn, inst, nw,
+                              helpers.image_meta(container_format='bare'))
+        self.assertIn("container_format 'bare'", str(e))
+        self.assertNotIsInstance(e, exception.ImageUnacceptable)
         self.assertEqual({}, self.client.api.store)
         self.assertEqual([], self.fetched)
 
@@ -866,6 +874,11 @@ class TestHost(DriverTestCase):
         self.assertEqual(8192, inv[orc.MEMORY_MB]['total'])
         self.assertEqual(1024, inv[orc.MEMORY_MB]['reserved'])
         self.assertEqual(1, inv[orc.DISK_GB]['reserved'])   # ceil of 1 MB
+        # the trait the isolated Docker aggregate requires, next to any other
+        tree.add_traits('unit-host', 'CUSTOM_OPERATOR')
+        self.driver.update_provider_tree(tree, 'unit-host')
+        self.assertEqual({'CUSTOM_NOVA_DOCKER', 'CUSTOM_OPERATOR'},
+                         set(tree.data('unit-host').traits))
 
     def test_network_binding_host(self):
         inst, _nw = self.make(host='compute-docker')

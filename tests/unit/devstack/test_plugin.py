@@ -214,7 +214,7 @@ class ExtraTestCase(base.PluginTestCase):
             os_ + ("image", "create", "--public", "--container-format", "docker",
                    "--disk-format", "raw", "--file", tar,
                    "--property", "img_hv_type=docker", "--property", "hw_architecture=x86_64",
-                   "vmct-workload-docker"),
+                   "--property", "trait:CUSTOM_NOVA_DOCKER=required", "vmct-workload-docker"),
             os_ + ("compute", "service", "list", "--service", "nova-compute",
                    "--host", "node1"),
             ("nova-manage", "--config-file", "/etc/nova/nova.conf", "cell_v2",

@@ -103,8 +103,9 @@ class AioReadsTheValuesTestCase(testtools.TestCase):
         # its own host: its own OVS agent, so Neutron binds its ports
         self.assertNotIn(self.aio("compute_var fake host"), (self.aio('echo "$AIO_HOST"'),
                                                              self.aio("compute_var docker host")))
-        self.assertEqual("qemu docker fake", self.aio("enabled_computes | xargs"))
-        self.assertEqual("qemu docker", self.aio("VMCT_AIO_FAKE=0; enabled_computes | xargs"))
+        self.assertEqual("qemu docker docker2 fake", self.aio("enabled_computes | xargs"))
+        self.assertEqual("qemu docker docker2",
+                         self.aio("VMCT_AIO_FAKE=0; enabled_computes | xargs"))
 
     def test_real_computes_hold_the_capacity(self):
         """cpu_allocation_ratio: the smallest whole ratio that holds the capacity.

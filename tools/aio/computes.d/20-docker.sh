@@ -7,7 +7,7 @@
 register_compute docker host=vmct-aio-docker az="$VMCT_DOCKER_AZ" kind=docker \
     about="nova-docker driver: containers, the SSH key injected by the driver" \
     image="$VMCT_DOCKER_IMAGE" flavor="$VMCT_FLAVOR_NAME" debs="docker.io debootstrap" \
-    pip="$VMCT_ROOT/nova-docker"
+    pip="$VMCT_ROOT/nova-docker" trait="$VMCT_DOCKER_TRAIT"
 # dockerd when the AIO had to start one (tools/docker/ensure-dockerd state: pidfile, log)
 DOCKER_STATE=$S/docker
 DOCKER_BRIDGE=br-int-docker        # the integration bridge of its agent (lib/services.sh)
@@ -60,14 +60,16 @@ compute_docker_images() {
     local id tar=$S/images/docker/vmct-workload.tar props
     id=$("$VMCT_ROOT/tools/images/docker/build" --tag "$VMCT_DOCKER_IMAGE_TAG") \
         || die "tools/images/docker/build failed"
+    read -r -a props <<<"$VMCT_DOCKER_IMAGE_PROPERTIES"
     if aio_py docker-image "$VMCT_DOCKER_IMAGE" "$id"; then
         log "Glance has $VMCT_DOCKER_IMAGE of $id already"
+        aio_py image-properties "$VMCT_DOCKER_IMAGE" "${props[@]}" \
+            || die "setting the properties of $VMCT_DOCKER_IMAGE failed"
         return 0
     fi
     mkdir -p "$(dirname "$tar")"
     docker save -o "$tar.tmp" "$VMCT_DOCKER_IMAGE_TAG" || die "docker save failed"
     mv "$tar.tmp" "$tar"
-    read -r -a props <<<"$VMCT_DOCKER_IMAGE_PROPERTIES"
     aio_py docker-image "$VMCT_DOCKER_IMAGE" "$id" "$tar" \
         "container_format=$VMCT_DOCKER_CONTAINER_FORMAT" "disk_format=$VMCT_DOCKER_DISK_FORMAT" \
         "${props[@]}" || die "upload of $VMCT_DOCKER_IMAGE failed"

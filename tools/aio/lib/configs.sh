@@ -132,6 +132,10 @@ connection = $(db_url nova)
 workers = 1
 [scheduler]
 workers = 1
+# hosts in an aggregate with trait:T=required metadata take only servers whose image or
+# flavor requires T: the Docker hosts' aggregates require CUSTOM_NOVA_DOCKER (the Docker
+# driver's trait, carried by the Docker image), so no other image lands there
+enable_isolated_aggregate_filtering = true
 discover_hosts_in_cells_interval = -1
 [filter_scheduler]
 # Nova's default filters, plus the same_host / different_host scheduler hints: the netperf

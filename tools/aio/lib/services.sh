@@ -239,7 +239,7 @@ register_computes() {
     for c in $(enabled_computes); do
         hosts+=("$(compute_var "$c" host)")
         started+=("$(compute_var "$c" host)@$(stat -c %Y "$S/pids/nova-compute-$c.pid")")
-        zones+=("$(compute_var "$c" az)=$(compute_var "$c" host)")
+        zones+=("$(compute_var "$c" az)=$(compute_var "$c" host)=$(compute_var "$c" trait)")
     done
     aio_py wait-computes 300 "${started[@]}" \
         || die "compute services not up, see $S/logs/nova-compute-*.log and neutron-ovs-agent*.log"
