@@ -112,9 +112,11 @@ def plan(vif, index, default_bridge, with_gateway=True):
 
 
 # What Neutron's binding may say for a port this driver can plug: a veth pair whose
-# host end goes onto the bridge [docker] host_attach names (vif_type per host_attach).
+# host end goes onto the bridge [docker] host_attach names. With host_attach ovs the
+# port must be bound for OVS; linuxbridge (tests, setups without Neutron's agents)
+# attaches whatever the port says to the Linux bridge it names.
 SUPPORTED_VNIC_TYPES = ('normal',)
-VIF_TYPES = {'ovs': ('ovs',), 'linuxbridge': ('bridge',)}
+VIF_TYPES = {'ovs': ('ovs',), 'linuxbridge': None}
 
 
 def unsupported(vif, host_attach):
@@ -132,7 +134,7 @@ def unsupported(vif, host_attach):
                 'only vnic_type %s' % (port, vnic_type, ', '.join(SUPPORTED_VNIC_TYPES)))
     vif_type = vif.get('type')
     wanted = VIF_TYPES[host_attach]
-    if vif_type not in wanted:
+    if wanted is not None and vif_type not in wanted:
         return ('port %s has vif_type %s: with [docker] host_attach = %s the Docker '
                 'driver plugs vif_type %s only' % (port, vif_type, host_attach,
                                                    ', '.join(wanted)))

@@ -227,10 +227,11 @@ class TestSpawnVariants(base.DriverTestCase):
         self.wait_ssh('198.51.100.33')
 
     def test_spawn_refuses_non_docker_image_and_leaves_nothing(self):
+        """ComputeResourcesUnavailable: Nova reschedules it to another host."""
         inst, nw = self.make_instance(address='198.51.100.34')
         image = base.helpers.image_meta(container_format='bare')
-        self.assertRaises(exception.ImageUnacceptable, self.spawn, inst, nw,
-                          image)
+        self.assertRaises(exception.ComputeResourcesUnavailable, self.spawn,
+                          inst, nw, image)
         self.assertRaises(exception.InstanceNotFound,
                           self.driver.get_info, inst)
         self.assertEqual([], self.fetches)
