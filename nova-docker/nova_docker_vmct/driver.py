@@ -80,6 +80,12 @@ class DockerEngineUnavailable(exception.NovaException):
                'fix [docker]api_url.')
 
 
+class DockerEngineMisconfigured(exception.NovaException):
+    msg_fmt = ('The Docker engine at %(url)s differs from the settings the '
+               'Docker driver needs: %(problems)s. Start it with %(path)s '
+               '(e.g. as /etc/docker/daemon.json) and restart it.')
+
+
 class UnsupportedNovaVersion(exception.NovaException):
     msg_fmt = ('The Docker compute driver (nova-docker-vmct) supports Nova '
                '%(supported)s only, but this nova-compute runs Nova '
@@ -207,6 +213,12 @@ class DockerDriver(driver.ComputeDriver):
             version = self.client.version()
         except Exception as e:
             raise DockerEngineUnavailable(url=CONF.docker.api_url, reason=e)
+        problems = hostinfo.engine_problems(self.client.info(),
+                                            self.client.api.networks())
+        if problems:
+            raise DockerEngineMisconfigured(url=CONF.docker.api_url,
+                                            problems='; '.join(problems),
+                                            path=hostinfo.DAEMON_JSON)
         missing = self._plugger.missing_tools('nsenter')
         if missing:
             raise exception.NovaException(

@@ -19,6 +19,34 @@ GIB = 1024 ** 3
 MIB = 1024 ** 2
 
 
+# The engine settings the driver relies on, shipped as nova-docker/etc/docker/daemon.json
+DAEMON_JSON = 'nova-docker/etc/docker/daemon.json'
+
+
+def engine_problems(info, networks):
+    """The settings of daemon.json the running engine differs in, as messages.
+
+    :param info: ``docker info`` (the API's /info)
+    :param networks: the engine's networks (the API's /networks)
+
+    The API does not show the iptables and ip-forward settings: they are
+    not checked here.
+    """
+    problems = []
+    driver = info.get('Driver')
+    if driver != 'overlay2':
+        problems.append(
+            '"storage-driver": the engine runs %r; the driver needs "overlay2" '
+            '(a rescue mounts the instance container\'s layers)' % driver)
+    if any(n.get('Name') == 'bridge' and n.get('Driver') == 'bridge'
+           for n in networks):
+        problems.append(
+            '"bridge": the engine has its default bridge network (docker0, with '
+            'Docker\'s own NAT and filter rules); the driver plugs every port '
+            'itself: set "bridge": "none"')
+    return problems
+
+
 def meminfo(text):
     """{'MemTotal': kB, ...} from the text of /proc/meminfo."""
     values = {}

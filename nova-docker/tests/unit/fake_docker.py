@@ -148,6 +148,9 @@ class FakeAPI(object):
         self.pids = itertools.count(100)
         self.clock = itertools.count(1)
         self.storage_driver = 'overlay2'
+        # the engine's networks (an engine started with "bridge": "none" has these)
+        self.network_list = [{'Name': 'host', 'Driver': 'host'},
+                             {'Name': 'none', 'Driver': 'null'}]
         self.volumes = {}       # name -> (container name, Mount)
 
     def anonymous_volume(self, container, mount):
@@ -171,6 +174,9 @@ class FakeAPI(object):
             if c['Id'] == name:
                 return c
         raise docker.errors.NotFound(name)
+
+    def networks(self):
+        return list(self.network_list)
 
     def inspect_container(self, name):
         return self._get(name)
@@ -278,7 +284,7 @@ class FakeDockerClient(object):
         return {'Version': '20.10.24', 'ApiVersion': '1.41'}
 
     def info(self):
-        return self.info_data
+        return dict(self.info_data, Driver=self.api.storage_driver)
 
     def close(self):
         pass

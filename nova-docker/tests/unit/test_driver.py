@@ -1,4 +1,5 @@
 import contextlib
+import json
 import logging
 import os
 import time
@@ -19,6 +20,7 @@ from nova import context as nova_context
 from nova import exception
 from nova_docker_vmct import compat
 from nova_docker_vmct import driver as docker_driver
+from nova_docker_vmct import hostinfo
 from nova_docker_vmct import network
 import os_resource_classes as orc
 
@@ -802,6 +804,27 @@ class TestHost(DriverTestCase):
         self.assertIn('Docker engine 20.10.24 (API 1.41) at unix:///var/run/docker.sock',
                       log.output)
         self.assertIn('Nova %s' % docker_driver.nova_version(), log.output)
+
+    def test_init_host_refuses_an_engine_unlike_daemon_json(self):
+        self.client.api.storage_driver = 'vfs'
+        self.client.api.network_list.append({'Name': 'bridge', 'Driver': 'bridge'})
+        e = self.assertRaises(docker_driver.DockerEngineMisconfigured,
+                              self.driver.init_host, 'h')
+        msg = str(e)
+        self.assertIn('"storage-driver": the engine runs \'vfs\'', msg)
+        self.assertIn('"bridge": the engine has its default bridge network', msg)
+        self.assertIn('nova-docker/etc/docker/daemon.json', msg)
+
+    def test_daemon_json_is_what_init_host_accepts(self):
+        """The shipped file names the settings init_host checks."""
+        nova_docker = os.path.join(os.path.dirname(__file__), '..', '..')
+        with open(os.path.join(nova_docker, hostinfo.DAEMON_JSON.split('/', 1)[1])) as f:
+            settings = json.load(f)
+        self.assertEqual('none', settings['bridge'])
+        self.assertEqual('overlay2', settings['storage-driver'])
+        self.assertFalse(settings['iptables'])
+        self.assertEqual([], hostinfo.engine_problems(
+            {'Driver': settings['storage-driver']}, []))
 
     def test_init_host_without_nsenter(self):
         self.useFixture(fixtures.MockPatch(
