@@ -79,19 +79,31 @@ compute_docker_images() {
 # down: after nova-compute stopped, before OVS stops. No instance container, veth or OVS port
 # is left; the dockerd the AIO started is stopped; --wipe also drops the images the driver
 # loaded from Glance (glance/<image id>), which a wiped Glance no longer knows.
+# The instance containers of a Docker compute (the driver's nova.host label): ids, all of them
+# (ps -a) or the running ones; remove_instance_containers removes them
+instance_containers() { # COMPUTE [-a]
+    docker ps -q "${@:2}" --filter "label=nova.host=$(compute_var "$1" host)"
+}
+remove_instance_containers() { # COMPUTE
+    local c
+    docker_engine_up || return 0
+    mapfile -t c < <(instance_containers "$1" -a)
+    if [ ${#c[@]} -gt 0 ]; then
+        log "removing ${#c[@]} instance container(s) of $1"
+        docker rm -f -v "${c[@]}" >/dev/null
+    fi
+}
+
 compute_docker_down() { # WIPE
     local c
-    if docker_engine_up; then
-        mapfile -t c < <(docker ps -aq --filter "label=nova.host=$(compute_var docker host)")
-        [ ${#c[@]} -gt 0 ] && { log "removing ${#c[@]} instance container(s)"; docker rm -f -v "${c[@]}" >/dev/null; }
-        if [ "$1" = 1 ]; then
-            mapfile -t c < <(docker images -q --filter "reference=glance/*" | sort -u)
-            [ ${#c[@]} -gt 0 ] && docker rmi -f "${c[@]}" >/dev/null
-        fi
+    remove_instance_containers docker
+    # the second Docker host's (25-docker2.sh) while the engine still answers
+    if has_hook docker2 down; then compute_docker2_down "$1"; fi
+    if [ "$1" = 1 ] && docker_engine_up; then
+        mapfile -t c < <(docker images -q --filter "reference=glance/*" | sort -u)
+        [ ${#c[@]} -gt 0 ] && docker rmi -f "${c[@]}" >/dev/null
     fi
     drop_instance_ports "$DOCKER_BRIDGE"
-    # the second Docker host's containers (25-docker2.sh) while the engine still answers
-    if has_hook docker2 down; then compute_docker2_down "$1"; fi
     if [ -s "$DOCKER_STATE/dockerd.pid" ]; then
         VMCT_DOCKER_STATE=$DOCKER_STATE "$VMCT_ROOT/tools/docker/ensure-dockerd" --stop 2>/dev/null
     fi
@@ -100,6 +112,6 @@ compute_docker_down() { # WIPE
 
 compute_docker_status() {
     docker_engine_up || { echo "docker: engine not answering"; return 1; }
-    echo "docker $(docker version --format '{{.Server.Version}}'): $(docker ps -q \
-        --filter "label=nova.host=$(compute_var docker host)" | wc -l) instance container(s) running"
+    echo "docker $(docker version --format '{{.Server.Version}}'): $(instance_containers docker \
+        | wc -l) instance container(s) running"
 }

@@ -16,17 +16,10 @@ compute_docker2_enabled() { compute_docker_enabled && [ "${VMCT_AIO_DOCKER2:-1}"
 compute_docker2_prepare() { compute_docker_prepare; }
 compute_docker2_overlay() { compute_docker_overlay; }
 
-compute_docker2_down() { # WIPE (the engine and the images are the first Docker compute's)
-    local c
-    if docker_engine_up; then
-        mapfile -t c < <(docker ps -aq --filter "label=nova.host=$(compute_var docker2 host)")
-        [ ${#c[@]} -gt 0 ] && { log "removing ${#c[@]} instance container(s)"; docker rm -f -v "${c[@]}" >/dev/null; }
-    fi
-    drop_instance_ports "$DOCKER2_BRIDGE"
-}
+# down: its containers and ports (the engine and the images are the first Docker compute's)
+compute_docker2_down() { remove_instance_containers docker2; drop_instance_ports "$DOCKER2_BRIDGE"; }
 
 compute_docker2_status() {
     docker_engine_up || { echo "docker2: engine not answering"; return 1; }
-    echo "docker2: $(docker ps -q --filter "label=nova.host=$(compute_var docker2 host)" \
-        | wc -l) instance container(s) running"
+    echo "docker2: $(instance_containers docker2 | wc -l) instance container(s) running"
 }
