@@ -219,10 +219,7 @@ class DockerDriver(driver.ComputeDriver):
             raise DockerEngineMisconfigured(url=CONF.docker.api_url,
                                             problems='; '.join(problems),
                                             path=hostinfo.DAEMON_JSON)
-        missing = self._plugger.missing_tools('nsenter')
-        if missing:
-            raise exception.NovaException(
-                'The Docker driver needs %s on the PATH' % ', '.join(missing))
+        self._plugger.check_host('Docker driver', 'nsenter')
         LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s, '
                  'Nova %(nova)s',
                  {'version': version.get('Version'),

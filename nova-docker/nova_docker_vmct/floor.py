@@ -34,7 +34,6 @@ import time
 from oslo_log import log as logging
 
 import nova.conf
-from nova import exception
 from nova.virt import fake
 
 from nova_docker_vmct import conf as docker_conf
@@ -58,10 +57,7 @@ class FloorDriver(fake.FakeDriverWithoutFakeNodes):
         self.clock = clock
 
     def init_host(self, host):
-        missing = self._plugger.missing_tools()
-        if missing:
-            raise exception.NovaException(
-                'The floor driver needs %s on the PATH' % ', '.join(missing))
+        self._plugger.check_host('floor driver')
         super().init_host(host)
 
     def spawn(self, context, instance, image_meta, injected_files,

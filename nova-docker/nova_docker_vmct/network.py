@@ -11,29 +11,22 @@
 # under the License.
 """Plug and unplug instance interfaces (veth pair, bridge, container netns).
 
-Runs the argv lists built by :mod:`nova_docker_vmct.vif`. nova-compute must
-run as root for this driver (``ip``, ``nsenter`` and ``ovs-vsctl`` are run
-directly, never through a shell).
+Runs the argv lists built by :mod:`nova_docker_vmct.vif` (never through a
+shell) in the driver's privsep daemon (:mod:`nova_docker_vmct.privsep`):
+nova-compute itself needs no root.
 """
 
 import os
 import shutil
 import sys
 
-from oslo_concurrency import processutils
 from nova import exception
 from oslo_log import log as logging
 
+from nova_docker_vmct.privsep import linux_net
 from nova_docker_vmct import vif as vif_plan
 
 LOG = logging.getLogger(__name__)
-
-
-def execute(cmd, check=True, stdin=None):
-    LOG.debug('Running %s', cmd)
-    out, _err = processutils.execute(
-        *cmd, check_exit_code=[0] if check else False, process_input=stdin)
-    return out
 
 
 def device_exists(name):
@@ -43,7 +36,8 @@ def device_exists(name):
 class Plugger(object):
     """Plugs VifPlans; ``conf`` is the ``[docker]`` option group."""
 
-    def __init__(self, conf, run=execute, exists=device_exists):
+    def __init__(self, conf, run=linux_net.run_plug_command,
+                 exists=device_exists):
         self.conf = conf
         self._run = run
         self._exists = exists
@@ -71,6 +65,30 @@ class Plugger(object):
             tools.append('ovs-vsctl')
         return [t for t in tools if shutil.which(t) is None]
 
+    def check_host(self, driver, *extra):
+        """Refuse to start without the tools or the privsep daemon.
+
+        NovaException naming what is missing: the tools plugging needs
+        (and ``extra``) on the PATH, or a daemon that runs a harmless
+        command. That call starts the daemon, so a node whose root helper
+        cannot (sudo, the rootwrap filters) fails at start, not at its
+        first boot.
+        """
+        missing = self.missing_tools(*extra)
+        if missing:
+            raise exception.NovaException(
+                'The %s needs %s on the PATH' % (driver, ', '.join(missing)))
+        try:
+            self._run(['ip', '-o', 'link', 'show', 'lo'])
+        except Exception as e:
+            raise exception.NovaException(
+                'The %(driver)s could not run a command through its privsep '
+                'daemon (%(e)s). Nova starts it with its root helper: see '
+                'the rootwrap filters in etc/nova/rootwrap.d/docker.filters '
+                'and the sudoers line for nova-rootwrap; '
+                '[nova_docker_vif_plug] helper_command replaces the helper.'
+                % {'driver': driver, 'e': e})
+
     def _attach(self, p, instance_uuid):
         if self.conf.host_attach == 'ovs':
             # A port left from the previous boot names a device that is gone.
@@ -79,6 +97,9 @@ class Plugger(object):
             # re-add it with the same tag and OpenFlow port number.
             keep = self._wiring(p)
             self._detach(p)
+            if p.hybrid:
+                self._run(['ip', '-batch', '-'],
+                          stdin=vif_plan.ip_batch(vif_plan.hybrid_commands(p)))
             self._run(vif_plan.ovs_attach_command(
                 p, instance_uuid, db=self.conf.ovsdb_connection,
                 timeout=self.conf.ovs_vsctl_timeout, keep=keep))
@@ -151,7 +172,7 @@ class Plugger(object):
 
     def _plug_one(self, p, instance_uuid, host_cmds, inside=None,
                   inside_cmds=()):
-        for dev in (p.host_dev, p.peer_dev):
+        for dev in p.host_devs:
             if self._exists(dev):
                 # Left over from a netns that is gone: start clean.
                 self._run(['ip', 'link', 'del', dev], check=False)
@@ -161,7 +182,7 @@ class Plugger(object):
             if inside:
                 self._run(inside, stdin=vif_plan.ip_batch(inside_cmds))
         except Exception:
-            self._run(['ip', 'link', 'del', p.host_dev], check=False)
+            self._remove_devices(p)
             raise
         LOG.debug('Plugged port %(port)s as %(host)s <-> %(ifname)s',
                   {'port': p.port_id, 'host': p.host_dev,
@@ -184,6 +205,10 @@ class Plugger(object):
         """Remove host ends and bridge ports; tolerates missing pieces."""
         for p in plans:
             self._detach(p)
-            for dev in (p.host_dev, p.peer_dev):
-                if self._exists(dev):
-                    self._run(['ip', 'link', 'del', dev], check=False)
+            self._remove_devices(p)
+
+    def _remove_devices(self, p):
+        # a veth pair goes with either end; a hybrid plug's bridge last
+        for dev in p.host_devs:
+            if self._exists(dev):
+                self._run(['ip', 'link', 'del', dev], check=False)

@@ -20,6 +20,7 @@ joined into a shell command line.
 
 import dataclasses
 import ipaddress
+import re
 
 # Linux interface names hold 15 characters; Nova uses 14 (tap + 11).
 NIC_NAME_LEN = 14
@@ -46,11 +47,39 @@ class VifPlan:
     gateways: tuple = ()           # one per IP version, first interface only
     routes: tuple = ()             # extra subnet routes
     nameservers: tuple = ()
+    # Neutron's iptables_hybrid firewall (ovs_hybrid_plug): the host end goes
+    # to a Linux bridge of its own (qbr), joined to OVS by a veth pair
+    # (qvb in the bridge, qvo on OVS), as libvirt's ports are plugged.
+    hybrid: bool = False
+
+    @property
+    def qbr_dev(self):
+        return hybrid_dev_name('qbr', self.port_id)
+
+    @property
+    def qvb_dev(self):
+        return hybrid_dev_name('qvb', self.port_id)
+
+    @property
+    def ovs_dev(self):
+        """The device on the OVS bridge: qvo for a hybrid plug, else the host end."""
+        return hybrid_dev_name('qvo', self.port_id) if self.hybrid else self.host_dev
+
+    @property
+    def host_devs(self):
+        """Every device of the port in the host netns that unplugging removes."""
+        devs = (self.host_dev, self.peer_dev)
+        return devs + (self.qvb_dev, self.qbr_dev) if self.hybrid else devs
 
 
 def host_dev_name(port_id, devname=None):
     """Host end name: Nova's devname for the port, else tap + port id."""
     return (devname or ('tap' + port_id))[:NIC_NAME_LEN]
+
+
+def hybrid_dev_name(prefix, port_id):
+    """Nova's names of a hybrid plug's devices: qbr, qvb, qvo + port id."""
+    return (prefix + port_id)[:NIC_NAME_LEN]
 
 
 def peer_dev_name(port_id):
@@ -108,7 +137,8 @@ def plan(vif, index, default_bridge, with_gateway=True):
         addresses=tuple(addresses),
         gateways=tuple(gateways),
         routes=tuple(routes),
-        nameservers=tuple(dns))
+        nameservers=tuple(dns),
+        hybrid=bool(details.get('ovs_hybrid_plug')))
 
 
 # What Neutron's binding may say for a port this driver can plug: a veth pair whose
@@ -122,10 +152,10 @@ VIF_TYPES = {'ovs': ('ovs',), 'linuxbridge': None}
 def unsupported(vif, host_attach):
     """Why the driver cannot plug ``vif`` as Neutron bound it; None when it can.
 
-    A port bound for another plug (SR-IOV's direct or macvtap, vhost-user, a
-    hybrid plug for the iptables_hybrid firewall) would otherwise be plugged
-    as a plain veth, silently without the device or the firewall it was
-    bound for.
+    A port bound for another plug (SR-IOV's direct or macvtap, vhost-user)
+    would otherwise be plugged as a plain veth, silently without the device
+    it was bound for. A hybrid plug (ovs_hybrid_plug) is plugged as one
+    (:func:`hybrid_commands`).
     """
     port = vif.get('id')
     vnic_type = vif.get('vnic_type') or 'normal'
@@ -138,12 +168,6 @@ def unsupported(vif, host_attach):
         return ('port %s has vif_type %s: with [docker] host_attach = %s the Docker '
                 'driver plugs vif_type %s only' % (port, vif_type, host_attach,
                                                    ', '.join(wanted)))
-    if (vif.get('details') or {}).get('ovs_hybrid_plug'):
-        return ('port %s is bound for a hybrid plug (ovs_hybrid_plug: Neutron\'s '
-                'iptables_hybrid firewall filters on a Linux bridge per port): the '
-                'Docker driver plugs the port straight into the integration bridge, '
-                'where that firewall would not apply; use the openvswitch firewall '
-                'on Docker hosts' % port)
     return None
 
 
@@ -210,11 +234,11 @@ def ovs_attach_command(p, instance_uuid, db=None, timeout=120, keep=None):
     """
     keep = keep or {}
     cmd = ovs_vsctl_prefix(db, timeout) + [
-        '--', '--if-exists', 'del-port', p.host_dev,
-        '--', 'add-port', p.bridge, p.host_dev]
+        '--', '--if-exists', 'del-port', p.ovs_dev,
+        '--', 'add-port', p.bridge, p.ovs_dev]
     if keep.get('tag') is not None:
         cmd.append('tag=%d' % keep['tag'])
-    cmd += ['--', 'set', 'Interface', p.host_dev,
+    cmd += ['--', 'set', 'Interface', p.ovs_dev,
             'external_ids:iface-id=%s' % p.port_id,
             'external_ids:iface-status=active',
             'external_ids:attached-mac=%s' % p.mac,
@@ -229,8 +253,8 @@ def ovs_attach_command(p, instance_uuid, db=None, timeout=120, keep=None):
 def ovs_wiring_command(p, db=None, timeout=120):
     """Read the VLAN tag and OpenFlow port number of an existing port."""
     return ovs_vsctl_prefix(db, timeout) + [
-        '--', '--if-exists', 'get', 'Port', p.host_dev, 'tag',
-        '--', '--if-exists', 'get', 'Interface', p.host_dev, 'ofport']
+        '--', '--if-exists', 'get', 'Port', p.ovs_dev, 'tag',
+        '--', '--if-exists', 'get', 'Interface', p.ovs_dev, 'ofport']
 
 
 def parse_ovs_wiring(out):
@@ -247,7 +271,29 @@ def parse_ovs_wiring(out):
 
 def ovs_detach_command(p, db=None, timeout=120):
     return ovs_vsctl_prefix(db, timeout) + [
-        '--', '--if-exists', 'del-port', p.bridge, p.host_dev]
+        '--', '--if-exists', 'del-port', p.bridge, p.ovs_dev]
+
+
+def hybrid_commands(p):
+    """The Linux bridge of a hybrid plug, its veth pair to OVS, the host end in it.
+
+    ``ip -batch`` input before :func:`ovs_attach_command` adds the qvo end.
+    The bridge forwards at once (no STP, no forwarding delay) and has no
+    IPv6 address of its own, as os-vif makes it.
+    """
+    qvo = p.ovs_dev
+    return [
+        ['ip', 'link', 'add', p.qbr_dev, 'type', 'bridge', 'forward_delay', '0',
+         'stp_state', '0'],
+        ['ip', 'link', 'set', p.qbr_dev, 'addrgenmode', 'none'],
+        ['ip', 'link', 'set', p.qbr_dev, 'up'],
+        ['ip', 'link', 'add', p.qvb_dev] + _mtu_args(p) +
+        ['type', 'veth', 'peer', 'name', qvo] + _mtu_args(p),
+        ['ip', 'link', 'set', p.qvb_dev, 'master', p.qbr_dev],
+        ['ip', 'link', 'set', p.qvb_dev, 'up'],
+        ['ip', 'link', 'set', qvo, 'up'],
+        ['ip', 'link', 'set', p.host_dev, 'master', p.qbr_dev],
+    ]
 
 
 def linuxbridge_attach_command(p):
@@ -319,6 +365,37 @@ def announce_command(p, python):
     if not v4:
         return None
     return [python, '-c', _GARP, p.ifname, p.mac] + v4
+
+
+# What the driver's privsep daemon runs as root (privsep/linux_net.py): iproute2
+# and ovs-vsctl, either of them or the gratuitous ARP program inside a
+# container's network namespace, nothing else.
+PRIVILEGED_TOOLS = ('ip', 'ovs-vsctl')
+_NETNS_OPTION = re.compile(r'--net=/proc/[1-9][0-9]*/ns/net')
+
+
+def privileged_argv(cmd, python):
+    """The argv the privsep daemon may run for cmd, else ValueError.
+
+    cmd is one the builders here make: an ``ip`` or ``ovs-vsctl`` command,
+    optionally behind :func:`netns_prefix`, or :func:`announce_command`
+    behind it. The announce program runs with the daemon's own interpreter
+    (``python``), whatever interpreter the caller named.
+    """
+    cmd = [str(word) for word in cmd or ()]
+    inner = cmd
+    if cmd[:1] == ['nsenter']:
+        if len(cmd) < 4 or not _NETNS_OPTION.fullmatch(cmd[1]) or \
+                cmd[2] != '--':
+            raise ValueError('nsenter is only run as %s: %r'
+                             % (' '.join(netns_prefix(1)), cmd))
+        inner = cmd[3:]
+        if inner[1:3] == ['-c', _GARP]:
+            return cmd[:3] + [python] + inner[1:]
+    if inner[:1] and inner[0] in PRIVILEGED_TOOLS:
+        return cmd
+    raise ValueError('not a command the Docker driver runs as root: %r'
+                     % (cmd,))
 
 
 def ip_batch(cmds):

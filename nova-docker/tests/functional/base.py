@@ -18,12 +18,14 @@ import uuid
 import docker
 import fixtures
 from oslo_config import fixture as config_fixture
+from oslo_privsep import priv_context
 import testtools
 
 import nova.conf
 from nova.virt import driver as virt_driver
 from nova.virt import fake as fake_virt
 from nova_docker_vmct import conf as docker_conf
+from nova_docker_vmct import privsep
 
 from tests import helpers
 
@@ -175,6 +177,11 @@ class DriverTestCase(testtools.TestCase):
                                       else 'linuxbridge'),
                          soft_reboot_timeout=10,
                          image_repository=self.repository)
+        # Ports are plugged by the driver's real privsep daemon, forked
+        # from this (root) process once per worker. (Started through a
+        # helper command instead, it stalled this suite's process.)
+        if privsep.vif_plug.channel is None:
+            privsep.vif_plug.start(priv_context.Method.FORK)
         self.net = self.useFixture(TestNetwork(self.NETWORK))
         self.driver = virt_driver.load_compute_driver(
             fake_virt.FakeVirtAPI(), 'docker.DockerDriver')

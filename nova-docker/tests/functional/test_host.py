@@ -270,3 +270,32 @@ class TestOpenvSwitch(base.DriverTestCase):
         self.driver.destroy(self.ctx, inst, nw)
         self.assertNotIn(dev, self._ports())
         self.assertFalse(self.host_dev_exists(nw))
+
+    def test_hybrid_plug_bridges_the_tap_and_puts_qvo_on_ovs(self):
+        # ovs_hybrid_plug: Neutron's iptables_hybrid firewall filters on a
+        # Linux bridge per port (qbr), as for libvirt's ports
+        vif = base.helpers.vif(mac='fa:16:3e:00:00:51',
+                               address='198.51.100.51',
+                               gateway=base.GATEWAY, bridge=self.bridge)
+        vif['details']['ovs_hybrid_plug'] = True
+        inst = base.helpers.instance(self.ctx, key_data=self.key_data,
+                                     network_info=[vif])
+        nw = inst.get_network_info()
+        self.spawn(inst, nw)
+        suffix = vif['id'][:11]
+        tap, qbr, qvb, qvo = ('%s%s' % (prefix, suffix)
+                              for prefix in ('tap', 'qbr', 'qvb', 'qvo'))
+        self.assertEqual(tap, nw[0]['devname'])
+        self.assertIn(qvo, self._ports())
+        self.assertNotIn(tap, self._ports())
+        self.assertEqual(vif['id'], self._external_ids(qvo)['iface-id'])
+        members = base.run('ip', '-o', 'link', 'show', 'master', qbr).stdout
+        self.assertEqual({tap, qvb}, {line.split(':')[1].strip().split('@')[0]
+                                      for line in members.splitlines()})
+        self.wait_ssh('198.51.100.51')
+        self.driver.reboot(self.ctx, inst, nw, 'HARD')
+        self.wait_ssh('198.51.100.51')
+        self.driver.destroy(self.ctx, inst, nw)
+        self.assertNotIn(qvo, self._ports())
+        for dev in (tap, qbr, qvb, qvo):
+            self.assertFalse(os.path.exists('/sys/class/net/' + dev), dev)

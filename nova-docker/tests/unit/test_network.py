@@ -2,6 +2,8 @@ from unittest import mock
 
 import testtools
 
+from nova import exception
+
 from nova_docker_vmct import network
 from nova_docker_vmct import vif as vif_plan
 
@@ -141,6 +143,38 @@ class TestPlugger(testtools.TestCase):
         self.plugger._run = broken
         self.plugger.announce(self.plans, 4242)   # logged, not raised
 
+    def hybrid_plans(self):
+        vif = helpers.vif(port_id='port-h', address='10.0.0.9')
+        vif['details']['ovs_hybrid_plug'] = True
+        return vif_plan.plans([vif], 'br-int')
+
+    def test_hybrid_plug_bridges_the_tap_then_adds_qvo_to_ovs(self):
+        plans = self.hybrid_plans()
+        self.plugger.plug(plans, 4242, 'inst')
+        self.assertIn(['ip', 'link', 'add', 'qbrport-h', 'type', 'bridge',
+                       'forward_delay', '0', 'stp_state', '0'], self.ran)
+        bridged = self.ran.index(['ip', 'link', 'set', 'tapport-h', 'master',
+                                  'qbrport-h'])
+        attach = [i for i, c in enumerate(self.ran) if 'add-port' in c]
+        self.assertEqual(1, len(attach))
+        self.assertLess(bridged, attach[0])
+        self.assertIn('qvoport-h', self.ran[attach[0]])
+        self.assertNotIn('tapport-h', self.ran[attach[0]])
+        self.assertEqual({'tapport-h', 'qbrport-h', 'qvbport-h'}, self.devices)
+
+    def test_hybrid_unplug_removes_ovs_port_veths_and_bridge(self):
+        plans = self.hybrid_plans()
+        self.plugger.plug(plans, 4242, 'inst')
+        self.ran.clear()
+        self.plugger.unplug(plans)
+        self.assertEqual(
+            [['ovs-vsctl', '--timeout=120', '--', '--if-exists', 'del-port',
+              'br-int', 'qvoport-h'],
+             ['ip', 'link', 'del', 'tapport-h'],
+             ['ip', 'link', 'del', 'qvbport-h'],
+             ['ip', 'link', 'del', 'qbrport-h']], self.ran)
+        self.assertEqual(set(), self.devices)
+
     def test_unplug(self):
         self.devices.add('tapport-a')
         self.plugger.unplug(self.plans)
@@ -171,3 +205,35 @@ class TestPluggerTools(testtools.TestCase):
     def test_linuxbridge_needs_ip_only(self):
         self.assertEqual(['ip'], self.missing('linuxbridge',
                                               absent=('ip', 'ovs-vsctl')))
+
+
+class TestCheckHost(testtools.TestCase):
+
+    def plugger(self, run):
+        return network.Plugger(Conf(), run=run)
+
+    def test_runs_a_harmless_command_through_the_daemon(self):
+        ran = []
+        with mock.patch('shutil.which', lambda t: '/usr/bin/' + t):
+            self.plugger(lambda cmd, **kw: ran.append(cmd)).check_host('x')
+        self.assertEqual([['ip', '-o', 'link', 'show', 'lo']], ran)
+
+    def test_missing_tools_are_named_before_the_daemon_starts(self):
+        ran = []
+        with mock.patch('shutil.which', lambda t: None):
+            e = self.assertRaises(
+                exception.NovaException,
+                self.plugger(lambda cmd, **kw: ran.append(cmd)).check_host,
+                'Docker driver', 'nsenter')
+        self.assertIn('The Docker driver needs ip, nsenter, ovs-vsctl', str(e))
+        self.assertEqual([], ran)
+
+    def test_a_daemon_that_cannot_start_names_the_setup(self):
+        def run(cmd, **kw):
+            raise RuntimeError('privsep helper command exited non-zero (1)')
+        with mock.patch('shutil.which', lambda t: '/usr/bin/' + t):
+            e = self.assertRaises(exception.NovaException,
+                                  self.plugger(run).check_host, 'floor driver')
+        self.assertIn('exited non-zero (1)', str(e))
+        self.assertIn('rootwrap.d/docker.filters', str(e))
+        self.assertIn('[nova_docker_vif_plug] helper_command', str(e))

@@ -254,9 +254,86 @@ class TestUnsupported(testtools.TestCase):
         self.assertIsNone(vif_plan.unsupported(vif, 'linuxbridge'))
         self.assertIsNone(vif_plan.unsupported(helpers.vif(), 'linuxbridge'))
 
-    def test_a_hybrid_plug_is_refused_naming_the_firewall(self):
+    def test_a_hybrid_plug_is_plugged_not_refused(self):
         vif = helpers.vif(port_id='p3')
         vif['details']['ovs_hybrid_plug'] = True
-        reason = vif_plan.unsupported(vif, 'ovs')
-        self.assertIn('port p3 is bound for a hybrid plug', reason)
-        self.assertIn('iptables_hybrid', reason)
+        self.assertIsNone(vif_plan.unsupported(vif, 'ovs'))
+
+
+class TestHybridPlug(testtools.TestCase):
+
+    def plan(self, hybrid=True, mtu=1450):
+        vif = helpers.vif(port_id='0123456789abcdef', mtu=mtu)
+        vif['details']['ovs_hybrid_plug'] = hybrid
+        return vif_plan.plan(vif, 0, 'br-int')
+
+    def test_novas_device_names(self):
+        p = self.plan()
+        self.assertTrue(p.hybrid)
+        self.assertEqual(('tap0123456789a', 'qbr0123456789a', 'qvb0123456789a',
+                          'qvo0123456789a'),
+                         (p.host_dev, p.qbr_dev, p.qvb_dev, p.ovs_dev))
+        self.assertEqual((p.host_dev, p.peer_dev, p.qvb_dev, p.qbr_dev), p.host_devs)
+
+    def test_without_the_binding_detail_the_tap_goes_to_ovs(self):
+        p = self.plan(hybrid=False)
+        self.assertFalse(p.hybrid)
+        self.assertEqual(p.host_dev, p.ovs_dev)
+        self.assertEqual((p.host_dev, p.peer_dev), p.host_devs)
+
+    def test_tap_in_its_bridge_and_qvo_on_ovs(self):
+        p = self.plan()
+        cmds = vif_plan.hybrid_commands(p)
+        self.assertIn(['ip', 'link', 'add', 'qbr0123456789a', 'type', 'bridge',
+                       'forward_delay', '0', 'stp_state', '0'], cmds)
+        self.assertIn(['ip', 'link', 'add', 'qvb0123456789a', 'mtu', '1450', 'type', 'veth',
+                       'peer', 'name', 'qvo0123456789a', 'mtu', '1450'], cmds)
+        self.assertIn(['ip', 'link', 'set', 'qvb0123456789a', 'master', 'qbr0123456789a'],
+                      cmds)
+        self.assertEqual(['ip', 'link', 'set', 'tap0123456789a', 'master', 'qbr0123456789a'],
+                         cmds[-1])
+        vif_plan.ip_batch(cmds)     # every word fits ip -batch
+        attach = vif_plan.ovs_attach_command(p, 'uuid')
+        self.assertIn('qvo0123456789a', attach)
+        self.assertNotIn('tap0123456789a', attach)
+        self.assertIn('qvo0123456789a', vif_plan.ovs_detach_command(p))
+
+
+class TestPrivilegedArgv(testtools.TestCase):
+    """What the privsep daemon agrees to run as root."""
+
+    def plan(self):
+        return vif_plan.plan(helpers.vif(mac='fa:16:3e:aa:bb:cc',
+                                         address='10.0.0.5',
+                                         cidr='10.0.0.0/24'), 0, 'br-int')
+
+    def test_every_plugging_command_is_allowed_as_built(self):
+        p = self.plan()
+        prefix = vif_plan.netns_prefix(4242)
+        for cmd in [['ip', '-batch', '-'], prefix + ['ip', '-batch', '-'],
+                    ['ip', 'link', 'del', p.host_dev],
+                    vif_plan.ovs_attach_command(p, 'uuid', db='tcp:x:6640'),
+                    vif_plan.ovs_detach_command(p),
+                    vif_plan.ovs_wiring_command(p),
+                    vif_plan.linuxbridge_attach_command(p)]:
+            self.assertEqual(cmd, vif_plan.privileged_argv(cmd, '/py'))
+
+    def test_announce_runs_with_the_daemons_interpreter(self):
+        cmd = vif_plan.netns_prefix(7) + vif_plan.announce_command(
+            self.plan(), '/caller/python')
+        argv = vif_plan.privileged_argv(cmd, '/daemon/python')
+        self.assertEqual(vif_plan.netns_prefix(7) + ['/daemon/python'],
+                         argv[:4])
+        self.assertEqual(cmd[4:], argv[4:])
+
+    def test_anything_else_is_refused(self):
+        prefix = vif_plan.netns_prefix(7)
+        for cmd in [[], ['sh', '-c', 'id'], ['/usr/sbin/ip', 'link'],
+                    ['nsenter', '--net=/proc/7/ns/net', '--', 'sh'],
+                    ['nsenter', '--mount=/proc/7/ns/mnt', '--', 'ip'],
+                    ['nsenter', '--net=/proc/self/ns/net', '--', 'ip'],
+                    ['nsenter', '--net=/proc/7/ns/net', 'ip'],
+                    prefix + ['python3', '-c', 'import os'],
+                    ['python3', '-c', vif_plan._GARP]]:
+            self.assertRaises(ValueError, vif_plan.privileged_argv, cmd,
+                              '/py')

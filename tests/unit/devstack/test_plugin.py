@@ -157,6 +157,16 @@ class PostConfigTestCase(base.PluginTestCase):
         self.assertIn([nova, "docker", "network_binding_host", "node1.example.org"], inisets)
         self.assertIn([nova, "docker", "integration_bridge", "br-int2"], inisets)
 
+    def test_driver_rootwrap_filters_join_novas(self):
+        for kw in ({}, {"services": base.DOCKER_ONLY_NODE, "VMCT_DOCKER_COMPUTE": "replace",
+                        "Q_AGENT": "ovn"}):
+            r = self.run_plugin("stack", "post-config", **kw)
+            self.assertRan(r)
+            self.assertIn(["sudo", "install", "-o", "root", "-g", "root", "-m", "0644",
+                           os.path.join(ROOT, "nova-docker", "etc", "nova", "rootwrap.d",
+                                        "docker.filters"), "/etc/nova/rootwrap.d/"],
+                          r.calls)
+
     def test_replace_mode_switches_this_nodes_driver(self):
         r = self.run_plugin("stack", "post-config", services=base.DOCKER_ONLY_NODE,
                             VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn")
@@ -201,7 +211,7 @@ class ExtraTestCase(base.PluginTestCase):
             ("echo_summary", "Starting the Docker compute"),
             ("run_process", "vmct-docker",
              "%s/nova-compute --config-file /etc/nova/nova-cpu.conf "
-             "--config-file /etc/nova/nova-vmct-docker.conf" % self.bin, "", "root"),
+             "--config-file /etc/nova/nova-vmct-docker.conf" % self.bin, "docker"),
             os_ + ("compute", "service", "list", "--service", "nova-compute",
                    "--host", "node1-docker"),
             os_ + ("flavor", "create", "--public", "--ram", "256", "--vcpus", "1",
@@ -292,14 +302,14 @@ function stub_sudo_hook {
         self.assertEqual([], creates)
         self.assertTrue(os.path.exists(os.path.join(self.data, "vmct", "task-args.yaml")))
 
-    def test_replace_mode_restarts_n_cpu_as_root(self):
+    def test_replace_mode_restarts_n_cpu_in_the_docker_group(self):
         r = self.run_plugin("stack", "extra", services=base.DOCKER_ONLY_NODE,
                             VMCT_DOCKER_COMPUTE="replace", Q_AGENT="ovn")
         self.assertRan(r)
         self.assertEqual(
             [["stop_process", "n-cpu"],
              ["run_process", "n-cpu", "%s/nova-compute --config-file /etc/nova/nova-cpu.conf"
-              % self.bin, "", "root"]],
+              % self.bin, "docker"]],
             [c for c in r.calls if c[0] in ("stop_process", "run_process")])
         self.assertEqual([], r.named("openstack"))
         self.assertEqual([], r.named("sudo"))
