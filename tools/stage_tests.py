@@ -90,6 +90,8 @@ def run(args, results):
                  "--concurrency", str(args.concurrency))
     if args.exclude_regex:
         cmd += ["--exclude-regex", args.exclude_regex]
+    if args.filter:
+        cmd += [args.filter]
     with open(stream_path, "wb") as stream, open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log)
         # one pass: the stream saved as it comes, each result logged for whoever tails the log
@@ -136,6 +138,7 @@ def main(argv):
         if command == "run":
             p.add_argument("--concurrency", type=int, default=1)
             p.add_argument("--exclude-regex")
+            p.add_argument("--filter", help="run only the tests whose id matches this regex")
         else:
             p.add_argument("reason")
     args = parser.parse_args(argv)

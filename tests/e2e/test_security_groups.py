@@ -5,9 +5,13 @@ with a security group of its own that allows TCP 22 from anywhere. Reached from 
 namespace (the SSH banner arrives), the rule is removed: a new connection to port 22 then gets
 no answer; the rule comes back: it answers again. The firewall is the cloud's
 (VMCT_AIO_FIREWALL, Neutron's openvswitch firewall by default), not a setting of ours, so a
-kind whose ports bypass it (a plug the firewall never sees) fails here.
+kind whose ports bypass it (a plug the firewall never sees) fails here. The e2e stage runs it
+under openvswitch, then under iptables_hybrid (the ports bound for a hybrid plug: a Linux
+bridge per port, whose iptables rules enforce the group; the Docker driver plugs it too).
 """
 
+import configparser
+import json
 import os
 import subprocess
 import time
@@ -34,8 +38,18 @@ def banner(address, port=22):
     return proc.stdout.decode("ascii", "replace")
 
 
-@test_demo_task.needs_e2e
+def aio_firewall():
+    """The firewall_driver the cloud's Neutron runs (tools/aio/lib/configs.sh writes it)."""
+    ini = configparser.ConfigParser()
+    ini.read(os.path.join(faults.AIO_DIR, "etc", "neutron", "plugins", "ml2", "ml2_conf.ini"))
+    return ini.get("securitygroup", "firewall_driver", fallback="(none)")
+
+
 class SecurityGroupTest(test_demo_task.ArtifactTest):
+    """For the firewall FIREWALL, which the cloud must run while the test does."""
+
+    FIREWALL = None
+    HYBRID = False      # Neutron binds the ports for a hybrid plug (ovs_hybrid_plug)
 
     @classmethod
     def load_artifacts(cls):
@@ -47,6 +61,7 @@ class SecurityGroupTest(test_demo_task.ArtifactTest):
         down = faults.aio_down_reason()
         if down:
             self.fail(down)
+        self.assertEqual(self.FIREWALL, aio_firewall(), "the cloud runs another firewall")
 
     def group_with_ssh(self):
         name = "vmct-e2e-sg-" + uuid.uuid4().hex[:8]
@@ -74,6 +89,12 @@ class SecurityGroupTest(test_demo_task.ArtifactTest):
                                security_groups=[group])
         self.addCleanup(server.delete)
         address = server.address()
+        port = json.loads(faults.openstack("port", "list", "--server", server.id, "-f", "json",
+                                           "--long", "-c", "ID"))[0]["ID"]
+        details = json.loads(faults.openstack("port", "show", port, "-f", "json",
+                                              "-c", "binding_vif_details"))
+        self.assertEqual(self.HYBRID, bool(details["binding_vif_details"].get("ovs_hybrid_plug")),
+                         "%s: port binding %s" % (kind["name"], details))
         self.until_banner(address, True, "%s: no SSH banner with port 22 allowed" % kind["name"])
         faults.openstack("security", "group", "rule", "delete", rule)
         self.until_banner(address, False, "%s: port 22 still answers without a rule allowing "
@@ -86,3 +107,24 @@ class SecurityGroupTest(test_demo_task.ArtifactTest):
         kinds = self.args["kinds"]
         self.assertTrue(kinds)
         faults.together(*[lambda k=k: self.check_kind(k) for k in kinds])
+
+
+@test_demo_task.needs_e2e
+class OpenvswitchFirewallTest(SecurityGroupTest):
+    FIREWALL = "openvswitch"
+
+
+@test_demo_task.needs_e2e
+class IptablesHybridFirewallTest(SecurityGroupTest):
+    FIREWALL = "iptables_hybrid"
+    HYBRID = True
+
+
+def load_tests(loader, tests, pattern):
+    """The class of the firewall the cloud runs now (the openvswitch one for any other).
+
+    The e2e stage runs this module twice: with the cloud's default firewall among the other
+    e2e tests, then again after switching the cloud to iptables_hybrid; each class runs once.
+    """
+    chosen = {c.FIREWALL: c for c in (OpenvswitchFirewallTest, IptablesHybridFirewallTest)}
+    return loader.loadTestsFromTestCase(chosen.get(aio_firewall(), OpenvswitchFirewallTest))

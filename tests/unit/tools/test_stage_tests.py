@@ -34,3 +34,27 @@ class ReadTestCase(testtools.TestCase):
         self.assertEqual("Failed to import test module: t.b\n", "".join(found.text))
         self.assertEqual(raw.getvalue(), copy.getvalue())
         self.assertEqual(b"success t.a\nfail t.c\n", log.getvalue())
+
+
+class RunFilterTestCase(testtools.TestCase):
+
+    def test_filter_runs_only_the_matching_tests(self):
+        import subprocess
+        import fixtures
+        tmp = self.useFixture(fixtures.TempDir()).path
+        os.makedirs(os.path.join(tmp, "suite"))
+        open(os.path.join(tmp, "suite", "__init__.py"), "w").close()
+        with open(os.path.join(tmp, "suite", "test_two.py"), "w") as f:
+            f.write("import unittest\n\n\nclass A(unittest.TestCase):\n"
+                    "    def test_kept(self):\n        pass\n\n"
+                    "    def test_other(self):\n        pass\n")
+        with open(os.path.join(tmp, ".stestr.conf"), "w") as f:
+            f.write("[DEFAULT]\ntest_path=./suite\ntop_dir=./\n")
+        results = os.path.join(tmp, "results")
+        os.makedirs(results)
+        subprocess.run([sys.executable, os.path.join(TOOLS, "stage_tests.py"), "run", "s",
+                        "./suite", "--filter", r"\.test_kept$"], cwd=tmp, check=True,
+                       env=dict(os.environ, VMCT_RESULTS=results), capture_output=True)
+        with open(os.path.join(results, "s.subunit"), "rb") as stream:
+            found = stage_tests.read(stream)
+        self.assertEqual({"suite.test_two.A.test_kept"}, found.ids)

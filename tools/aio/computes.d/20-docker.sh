@@ -2,12 +2,14 @@
 # nova-compute with the Docker driver (nova-docker/, nova.virt.docker.DockerDriver): instances
 # are containers of the workload image (sshd + sysbench + netperf). Its own host, so its own OVS
 # agent and integration bridge br-int-docker (patched to br-ex like every other host).
+# Its nova-compute runs as the user nova (lib/users.sh): in the docker
+# group, no root; the driver plugs ports through its privsep daemon, started by nova-rootwrap.
 # VMCT_AIO_DOCKER=0 leaves it out (no docker.io, no image, no docker kind in task-args.yaml).
 # Names, zone, image properties and the soft reboot timeout: tools/vmct-values (lib/common.sh).
 register_compute docker host=vmct-aio-docker az="$VMCT_DOCKER_AZ" kind=docker \
     about="nova-docker driver: containers, the SSH key injected by the driver" \
-    image="$VMCT_DOCKER_IMAGE" flavor="$VMCT_FLAVOR_NAME" debs="docker.io debootstrap" \
-    pip="$VMCT_ROOT/nova-docker" trait="$VMCT_DOCKER_TRAIT"
+    image="$VMCT_DOCKER_IMAGE" flavor="$VMCT_FLAVOR_NAME" debs="docker.io debootstrap sudo" \
+    pip="$VMCT_ROOT/nova-docker" trait="$VMCT_DOCKER_TRAIT" user=nova
 # dockerd when the AIO had to start one (tools/docker/ensure-dockerd state: pidfile, log)
 DOCKER_STATE=$S/docker
 DOCKER_BRIDGE=br-int-docker        # the integration bridge of its agent (lib/services.sh)

@@ -9,7 +9,7 @@
 # VMCT_AIO_DOCKER2=0 leaves it out; it needs the Docker compute (VMCT_AIO_DOCKER=1).
 register_compute docker2 host=vmct-aio-docker-2 az="$VMCT_DOCKER2_AZ" kind="" \
     about="a second host of the Docker kind (netperf peer placement)" \
-    pip="$VMCT_ROOT/nova-docker" trait="$VMCT_DOCKER_TRAIT"
+    pip="$VMCT_ROOT/nova-docker" trait="$VMCT_DOCKER_TRAIT" user=nova
 DOCKER2_BRIDGE=br-int-docker2
 
 compute_docker2_enabled() { compute_docker_enabled && [ "${VMCT_AIO_DOCKER2:-1}" = 1 ]; }

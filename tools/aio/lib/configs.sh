@@ -115,6 +115,7 @@ write_nova_conf() {
     mkdir -p "$S/etc/nova" "$S/data/nova/locks"
     cp "$(shipped_etc nova)/api-paste.ini" "$S/etc/nova/"
     copy_rootwrap nova
+    install_driver_rootwrap_filters
     { cat <<EOF
 [DEFAULT]
 transport_url = $(rabbit_url)

@@ -60,8 +60,9 @@ install_venv() {
     echo "$stamp" > "$VENV/.vmct-stamp"
 }
 
-# oslo.privsep and rootwrap hard-code "sudo ..."; everything already runs as root, and a real
-# sudo's secure_path would not find the venv's entry points. A shim first in PATH strips options.
+# oslo.privsep and rootwrap hard-code "sudo ..."; the services that run as root (all but the
+# Docker computes, lib/users.sh) have no need of it, and a real sudo's secure_path would not find
+# the venv's entry points. A shim first in their PATH strips options.
 install_sudo_shim() {
     mkdir -p "$S/bin"
     write_if_changed "$S/bin/sudo" <<'SHIM' || true

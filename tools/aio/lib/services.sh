@@ -60,8 +60,17 @@ start_neutron_agents() {
         --log-file "$S/logs/neutron-l3-agent.log"
 }
 
+# start_ovs_agent NAME INI. Every agent after the first runs under a name of its own
+# ($S/bin/q-ovs-HOST, a link to the agent): the iptables_hybrid firewall names its chains after
+# the first 16 characters of the program's name (neutron's iptables_manager binary_name), and
+# agents sharing one kernel under the same name would overwrite each other's rules.
 start_ovs_agent() { # NAME INI
-    start_svc "$1" "$S/etc/neutron/neutron.conf $2" neutron-openvswitch-agent \
+    local prog=neutron-openvswitch-agent
+    if [ "$1" != neutron-ovs-agent ]; then
+        prog=$S/bin/q-ovs-${1#neutron-ovs-agent-}
+        ln -sfn "$VENV/bin/neutron-openvswitch-agent" "$prog"
+    fi
+    start_svc "$1" "$S/etc/neutron/neutron.conf $2" "$prog" \
         --config-file "$S/etc/neutron/neutron.conf" --config-file "$2" --log-file "$S/logs/$1.log"
 }
 
@@ -93,6 +102,7 @@ start_nova_control() {
 # and optionally:
 #   compute_NAME_debs     Debian packages it needs (installed by up with the others)
 #   compute_NAME_pip      local source tree pip-installed into the AIO venv (the driver)
+#   compute_NAME_user     the user its nova-compute runs as (lib/users.sh; default root)
 #   compute_NAME_images   function: build and upload its images (up without --no-images)
 #   compute_NAME_down     function WIPE: clean up after nova-compute stopped (tools/aio/down)
 #   compute_NAME_status   function: extra lines for tools/aio/status
@@ -126,14 +136,19 @@ aio_cpu_allocation_ratio() {
 }
 
 # drop_instance_ports BRIDGE: after its nova-compute stopped (down), the instance ports the
-# nova-docker package's drivers plugged into BRIDGE (tap...) and any veth whose peer end (vns...)
+# nova-docker package's drivers plugged into BRIDGE (tap..., or qvo... with its qvb/qbr) and any veth whose peer end (vns...)
 # is still in the root namespace: the Docker driver's never moved, the floor driver's all (a pair
 # dies with a netns).
 drop_instance_ports() {
     local p
     if pidfile_alive ovsdb-server; then
-        for p in $(ovs-vsctl --timeout=5 list-ports "$1" 2>/dev/null | grep -E '^tap'); do
+        for p in $(ovs-vsctl --timeout=5 list-ports "$1" 2>/dev/null | grep -E '^(tap|qvo)'); do
             ovs-vsctl --timeout=5 --if-exists del-port "$1" "$p"
+            # a hybrid plug's (iptables_hybrid): its veth pair and Linux bridge
+            if [ "${p:0:3}" = qvo ]; then
+                ip link del "qvb${p:3}" 2>/dev/null
+                ip link del "qbr${p:3}" 2>/dev/null || true
+            fi
         done
     fi
     for p in $(ip -o link show type veth | awk -F': ' '{print $2}' | cut -d@ -f1 | grep '^vns'); do
@@ -224,7 +239,9 @@ start_compute() {
             -- --may-exist add-port "br-ex-$c" "patch-$c-ex" -- set interface "patch-$c-ex" type=patch options:peer="patch-ex-$c"
         start_ovs_agent "neutron-ovs-agent-$c" "$S/etc/neutron/openvswitch_agent-$c.ini"
     fi
-    start_svc "nova-compute-$c" "$S/etc/nova/nova.conf $S/etc/nova/compute-$c.conf" nova-compute \
+    prepare_compute_user "$c"
+    start_svc "nova-compute-$c" "$S/etc/nova/nova.conf $S/etc/nova/compute-$c.conf" \
+        "${COMPUTE_AS[@]}" "$VENV/bin/nova-compute" \
         --config-file "$S/etc/nova/nova.conf" --config-file "$S/etc/nova/compute-$c.conf" \
         --log-file "$S/logs/nova-compute-$c.log"
 }
