@@ -10,11 +10,12 @@ AIO_HOST=vmct-aio                  # neutron host (DHCP agent + main OVS agent)
 ACCESS_NS=vmct-access              # where instances' fixed addresses are reachable from
 FLOAT_NS=vmct-float                # where floating IPs are (the external network's gateway)
 MEMBER_USER=vmct-member            # user and project of the no-admin access mode (member-openrc)
-# Neutron's security group firewall (lib/configs.sh): openvswitch, iptables_hybrid or noop
+# Neutron's security group firewall (lib/configs.sh): openvswitch or iptables_hybrid, the two the
+# e2e stage runs (not noop: a cloud that enforces nothing is not one the samples should meet)
 AIO_FIREWALL=${VMCT_AIO_FIREWALL:-openvswitch}
 case $AIO_FIREWALL in
-    openvswitch|iptables_hybrid|noop) ;;
-    *) echo "VMCT_AIO_FIREWALL=$AIO_FIREWALL: use openvswitch, iptables_hybrid or noop" >&2
+    openvswitch|iptables_hybrid) ;;
+    *) echo "VMCT_AIO_FIREWALL=$AIO_FIREWALL: use openvswitch or iptables_hybrid" >&2
        exit 2 ;;
 esac
 # names shared with devstack and the task-args writer (flavor, network, zones, images)

@@ -196,7 +196,7 @@ EOF
     # Security groups are enforced by $AIO_FIREWALL (VMCT_AIO_FIREWALL): "openvswitch" by
     # default, the OVS agent's conntrack-based firewall (the userspace datapath has its own
     # conntrack), as most ML2/OVS clouds run; "iptables_hybrid" plugs ports through a Linux
-    # bridge whose iptables rules enforce them; "noop" turns enforcement off.
+    # bridge whose iptables rules enforce them.
     write_if_changed "$S/etc/neutron/plugins/ml2/ml2_conf.ini" <<EOF || true
 [ml2]
 type_drivers = flat,vlan
