@@ -17,6 +17,9 @@ from tests.e2e import test_demo_task
 
 DOCKER_COMPUTES = ("docker", "docker2")
 CONTEXT = "nova_docker_vmct.privsep.vif_plug"
+# what oslo.privsep's daemon logs (into its client's log) once it dropped to its capabilities
+CAPS_LINE = "privsep process running with capabilities (eff/prm/inh): "
+VIF_PLUG_CAPS = "CAP_NET_ADMIN|CAP_NET_RAW|CAP_SYS_ADMIN|CAP_SYS_PTRACE"
 
 
 def status(pid):
@@ -89,3 +92,13 @@ class PrivilegeTest(test_demo_task.ArtifactTest):
                 # through nova-rootwrap's exec_dirs: the venv's privsep-helper
                 self.assertIn(os.path.join(faults.AIO_DIR, "venv", "bin", "privsep-helper"),
                               argv)
+
+    def test_the_daemon_keeps_only_its_capabilities(self):
+        for name in DOCKER_COMPUTES:
+            log = os.path.join(faults.AIO_DIR, "logs", "nova-compute-%s.log" % name)
+            with open(log, errors="replace") as f:
+                lines = [line for line in f if CAPS_LINE in line]
+            self.assertTrue(lines, "%s: no privsep daemon start in %s" % (name, log))
+            # the last daemon this compute started: effective and permitted, none inheritable
+            self.assertEqual("%s/%s/none" % (VIF_PLUG_CAPS, VIF_PLUG_CAPS),
+                             lines[-1].split(CAPS_LINE, 1)[1].strip(), name)
