@@ -154,6 +154,16 @@ class TestNetwork(fixtures.Fixture):
                              % (address, port, timeout))
 
 
+def start_privsep_daemon():
+    """The driver's real privsep daemon, forked from this (root) process.
+
+    Once per worker. (Started through a helper command instead, it stalled
+    this suite's process.)
+    """
+    if privsep.vif_plug.channel is None:
+        privsep.vif_plug.start(priv_context.Method.FORK)
+
+
 class DriverTestCase(testtools.TestCase):
     """Loads the driver through Nova's loader against the real engine."""
 
@@ -177,11 +187,7 @@ class DriverTestCase(testtools.TestCase):
                                       else 'linuxbridge'),
                          soft_reboot_timeout=10,
                          image_repository=self.repository)
-        # Ports are plugged by the driver's real privsep daemon, forked
-        # from this (root) process once per worker. (Started through a
-        # helper command instead, it stalled this suite's process.)
-        if privsep.vif_plug.channel is None:
-            privsep.vif_plug.start(priv_context.Method.FORK)
+        start_privsep_daemon()
         self.net = self.useFixture(TestNetwork(self.NETWORK))
         self.driver = virt_driver.load_compute_driver(
             fake_virt.FakeVirtAPI(), 'docker.DockerDriver')

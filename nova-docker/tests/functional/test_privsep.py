@@ -9,19 +9,18 @@ nova (tests/e2e/test_privilege.py).
 import os
 
 import fixtures
-from oslo_privsep import priv_context
 import testtools
 
-from nova_docker_vmct import privsep
 from nova_docker_vmct.privsep import linux_net
+
+from tests.functional import base
 
 
 class TestPrivsepDaemon(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        if privsep.vif_plug.channel is None:
-            privsep.vif_plug.start(priv_context.Method.FORK)
+        base.start_privsep_daemon()
 
     def test_runs_plugging_commands(self):
         out = linux_net.run_plug_command(['ip', '-o', 'link', 'show', 'lo'])
