@@ -136,9 +136,9 @@ aio_cpu_allocation_ratio() {
 }
 
 # drop_instance_ports BRIDGE: after its nova-compute stopped (down), the instance ports the
-# nova-docker package's drivers plugged into BRIDGE (tap..., or qvo... with its qvb/qbr) and any veth whose peer end (vns...)
-# is still in the root namespace: the Docker driver's never moved, the floor driver's all (a pair
-# dies with a netns).
+# nova-docker package's drivers plugged into BRIDGE (tap..., or a hybrid plug's qvo... with its
+# qvb... and qbr...) and any veth whose peer end (vns...) is still in the root namespace: the
+# Docker driver's never moved, the floor driver's all (a pair dies with a netns).
 drop_instance_ports() {
     local p
     if pidfile_alive ovsdb-server; then
@@ -146,7 +146,7 @@ drop_instance_ports() {
             ovs-vsctl --timeout=5 --if-exists del-port "$1" "$p"
             # a hybrid plug's (iptables_hybrid): its veth pair and Linux bridge
             if [ "${p:0:3}" = qvo ]; then
-                ip link del "qvb${p:3}" 2>/dev/null
+                ip link del "qvb${p:3}" 2>/dev/null || true
                 ip link del "qbr${p:3}" 2>/dev/null || true
             fi
         done
