@@ -4,6 +4,7 @@ import importlib.machinery
 import importlib.util
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -104,8 +105,16 @@ class TestVenv(testtools.TestCase):
             # the Oslo libraries are what moves between releases
             self.assertRegex(text, r'(?m)^oslo\.service===?\d')
 
-    def test_constraints_pin_no_nova(self):
-        # install-driver pins the installed Nova; the venv gets nova==M.*
-        for major in (31, 32, 33):
+    def test_constraints_pin_only_their_series(self):
+        # the venv gets nova==M.*: a pin of another series cannot resolve
+        for major in nova_docker_vmct.NOVA_RELEASES:
             with open(self.mod.constraints_for(major)) as f:
-                self.assertNotIn('\nnova=', f.read())
+                pins = re.findall(r'(?m)^nova===?(\d+)\.', f.read())
+            self.assertIn(pins, ([], [str(major)]), 'nova %d' % major)
+
+    def test_cloud_releases_share_the_cloud_set(self):
+        # one pinned set per release: the all-in-one cloud's, where it runs it
+        aio = os.path.join(os.path.dirname(ND), 'tools', 'aio', 'constraints')
+        for major, release in ((31, '2025.1'), (34, '2026.2')):
+            self.assertEqual(os.path.join(aio, release + '.txt'),
+                             self.mod.constraints_for(major))

@@ -109,7 +109,7 @@ start_svc() {
 STARTED=()
 
 # start_uwsgi NAME PORT MODULE "CONFIG FILES" [extra uwsgi args]: one WSGI API on 127.0.0.1,
-# UWSGI_PROCESSES processes (default 1) of 4 threads each.
+# UWSGI_PROCESSES processes (default 1) of UWSGI_THREADS threads (default 4) each.
 # "Connection: close": keystoneauth otherwise reuses sockets that uwsgi's http-socket resets.
 # --listen 1024: with uwsgi's 100 the scale sweep's 128 servers at once filled nova-api's
 # accept queue ("listen queue ... full"); the kernel then drops the SYNs, and a client's
@@ -119,7 +119,7 @@ start_uwsgi() {
     local name=$1 port=$2 mod=$3 cfgs=$4; shift 4
     start_svc "$name" "$cfgs" "$VENV/bin/uwsgi" --http-socket "127.0.0.1:$port" --module "$mod" \
         --listen 1024 \
-        --virtualenv "$VENV" --master --processes "${UWSGI_PROCESSES:-1}" --threads 4 \
+        --virtualenv "$VENV" --master --processes "${UWSGI_PROCESSES:-1}" --threads "${UWSGI_THREADS:-4}" \
         --enable-threads --die-on-term \
         --lazy-apps --buffer-size 65535 --add-header "Connection: close" --need-app \
         --disable-logging "$@"

@@ -117,6 +117,7 @@ init_databases() {
         neutron-db-manage $(for f in $NEUTRON_CFGS; do echo --config-file "$f"; done) upgrade head
     ) >"$S/logs/dbinit.log" 2>&1 || die "database init failed, see $S/logs/dbinit.log"
     # keystone-manage bootstrap hashed the admin's password with the keystone.conf written before
+    echo "$AIO_RELEASE" > "$RELEASE_FILE"
     touch "$S/data/.db_initialized" "$ADMIN_HASHED_STAMP"
 }
 

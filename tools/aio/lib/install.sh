@@ -10,12 +10,34 @@ AIO_DEBS=(
     netcat-openbsd curl cpio                          # proxy-command, health checks, images
     libvirt-dev pkg-config gcc            # libvirt-python and uwsgi build from sdist
 )
-# OpenStack services + clients; versions come from tools/aio/constraints.txt. Nova is installed
-# as devstack installs it: editable, from its released source (the sdist of the pinned version,
-# unpacked in $S/src); VMCT_AIO_NOVA_INSTALL=wheel installs the wheel instead.
+# OpenStack services + clients at the versions of one release: VMCT_AIO_RELEASE (default 2026.2)
+# names constraints/<release>.txt, the freeze of a venv that ran that release here (one pinned
+# set per release; the driver's test venv of that Nova series uses the same file). Nova is
+# installed as devstack installs it: editable, from its released source (the sdist of the pinned
+# version, unpacked in $S/src); VMCT_AIO_NOVA_INSTALL=wheel installs the wheel instead.
 AIO_PIP=(keystone openstack-placement glance neutron python-openstackclient osc-placement
          openstacksdk uwsgi PyMySQL libvirt-python)
 NOVA_INSTALL=${VMCT_AIO_NOVA_INSTALL:-editable}
+AIO_RELEASE=${VMCT_AIO_RELEASE:-2026.2}
+AIO_CONSTRAINTS=$AIO_TOOLS/constraints/$AIO_RELEASE.txt
+# the release of a state whose databases exist (written when they are created)
+RELEASE_FILE=$S/data/.release
+
+aio_releases() { (cd "$AIO_TOOLS/constraints" && ls -- *.txt | sed 's/\.txt$//' | tr '\n' ' '); }
+
+# check_release: the asked release exists and is the one of the state's databases (a schema
+# is migrated forward only, and not across more than one SLURP step: no switch in place)
+check_release() {
+    local had=
+    [ -f "$AIO_CONSTRAINTS" ] \
+        || die "VMCT_AIO_RELEASE=$AIO_RELEASE is not a release of the all-in-one cloud; use one of: $(aio_releases)"
+    [ -f "$S/data/.db_initialized" ] || return 0
+    # a state from before the release was recorded ran 2026.2
+    had=$(cat "$RELEASE_FILE" 2>/dev/null || echo 2026.2)
+    [ "$had" = "$AIO_RELEASE" ] || die "the cloud in $S runs $had, not VMCT_AIO_RELEASE=$AIO_RELEASE:" \
+        "its databases cannot change release. Run tools/aio/down --wipe first (keeps venvs and" \
+        "image packages), or give the other release a state dir of its own (VMCT_AIO_DIR)."
+}
 
 install_debs() {
     log "Debian packages (tools/vmct-apt; first run about 40 s)"
@@ -24,8 +46,11 @@ install_debs() {
         || { tail -n 5 "$S/logs/apt.log" >&2; die "Debian packages failed, see $S/logs/apt.log"; }
 }
 
+# nova_major: the major version of the release's Nova (31 for 2025.1)
+nova_major() { sed -n 's/^nova==\([0-9]*\)\..*/\1/p' "$AIO_CONSTRAINTS"; }
+
 # nova_source_dir: where Nova's released source of the pinned version is unpacked
-nova_source_dir() { echo "$S/src/nova-$(sed -n 's/^nova==//p' "$AIO_TOOLS/constraints.txt")"; }
+nova_source_dir() { echo "$S/src/nova-$(sed -n 's/^nova==//p' "$AIO_CONSTRAINTS")"; }
 
 # nova_source: NOVA_SRC = nova_source_dir, downloaded (sdist) and unpacked when missing
 nova_source() {
@@ -39,25 +64,31 @@ nova_source() {
     tar -xzf "$S/src/nova-$version.tar.gz" -C "$S/src"
 }
 
+# install_venv: the release's venv in $S/venvs/<release>, reached as $S/venv (a link: every
+# tool and service names that path); each release keeps its own, switching costs no rebuild
 install_venv() {
-    local stamp py=${VMCT_AIO_PYTHON:-python3} nova=(nova)
-    stamp=$( { cat "$AIO_TOOLS/constraints.txt"; echo "${AIO_PIP[*]} nova:$NOVA_INSTALL"; } \
+    local stamp py=${VMCT_AIO_PYTHON:-python3} nova=(nova) real=$S/venvs/$AIO_RELEASE
+    stamp=$( { cat "$AIO_CONSTRAINTS"; echo "${AIO_PIP[*]} nova:$NOVA_INSTALL"; } \
         | sha256sum | cut -c1-16)
-    [ -x "$VENV/bin/nova-compute" ] && [ "$(cat "$VENV/.vmct-stamp" 2>/dev/null)" = "$stamp" ] && return 0
-    log "pip install OpenStack into $VENV, Nova $NOVA_INSTALL (about 3 min the first time)"
-    [ -x "$VENV/bin/python" ] || "$py" -m venv "$VENV"
-    "$VENV/bin/pip" install -q -U pip setuptools wheel >"$S/logs/pip.log" 2>&1
+    # a state from before releases had its venv in $S/venv itself
+    [ -L "$VENV" ] || rm -rf "$VENV"
+    mkdir -p "$S/venvs"
+    ln -sfn "venvs/$AIO_RELEASE" "$VENV"
+    [ -x "$real/bin/nova-compute" ] && [ "$(cat "$real/.vmct-stamp" 2>/dev/null)" = "$stamp" ] && return 0
+    log "pip install OpenStack $AIO_RELEASE into $real, Nova $NOVA_INSTALL (about 3 min the first time)"
+    [ -x "$real/bin/python" ] || "$py" -m venv "$real"
+    "$real/bin/pip" install -q -U pip setuptools wheel >"$S/logs/pip.log" 2>&1
     mkdir -p "$S/src"
-    cp "$AIO_TOOLS/constraints.txt" "$S/src/constraints.txt"
+    cp "$AIO_CONSTRAINTS" "$S/src/constraints-$AIO_RELEASE.txt"
     if [ "$NOVA_INSTALL" = editable ]; then
         nova_source
         nova=(-e "$NOVA_SRC")
         # an editable project cannot be constrained to a version: its source is the pin
-        sed -i '/^nova==/d' "$S/src/constraints.txt"
+        sed -i '/^nova==/d' "$S/src/constraints-$AIO_RELEASE.txt"
     fi
-    "$VENV/bin/pip" install -q -c "$S/src/constraints.txt" "${nova[@]}" "${AIO_PIP[@]}" \
+    "$real/bin/pip" install -q -c "$S/src/constraints-$AIO_RELEASE.txt" "${nova[@]}" "${AIO_PIP[@]}" \
         >>"$S/logs/pip.log" 2>&1 || die "pip install failed, see $S/logs/pip.log"
-    echo "$stamp" > "$VENV/.vmct-stamp"
+    echo "$stamp" > "$real/.vmct-stamp"
 }
 
 # oslo.privsep and rootwrap hard-code "sudo ..."; the services that run as root (all but the

@@ -23,7 +23,8 @@ start_keystone() {
 # the largest chunk of a chunked upload Glance takes (bytes): 256 MB
 GLANCE_CHUNK_LIMIT=268435456
 
-# nova-api's uwsgi processes (VMCT_AIO_NOVA_API_PROCESSES): each serves 4 requests at once
+# nova-api's uwsgi processes (VMCT_AIO_NOVA_API_PROCESSES): each serves 4 requests at once (before
+# Nova 33: 4 processes of one thread for each)
 NOVA_API_PROCESSES=${VMCT_AIO_NOVA_API_PROCESSES:-1}
 
 start_apis() {
@@ -35,7 +36,13 @@ start_apis() {
     # streams to Glance, sends 2 MB), so allow large chunks; the image size is not limited.
     start_uwsgi glance-api 9292 glance.wsgi.api:application "$S/etc/glance/glance-api.conf" \
         --env "OS_GLANCE_CONFIG_DIR=$S/etc/glance" --chunked-input-limit "$GLANCE_CHUNK_LIMIT"
-    UWSGI_PROCESSES=$NOVA_API_PROCESSES start_uwsgi nova-api 8774 \
+    # Nova's API before 33 (2026.1) patches eventlet into the process on import: under uwsgi's
+    # threads its requests then stall one another (one server create of two at once waited
+    # minutes on 2025.1). Such a Nova runs as devstack runs it: a thread a process, as many
+    # processes as the threads it would have had.
+    local threads=4 processes=$NOVA_API_PROCESSES
+    if [ "$(nova_major)" -lt 33 ]; then threads=1 processes=$((NOVA_API_PROCESSES * 4)); fi
+    UWSGI_PROCESSES=$processes UWSGI_THREADS=$threads start_uwsgi nova-api 8774 \
         nova.wsgi.osapi_compute:application "$S/etc/nova/nova.conf" --env "OS_NOVA_CONFIG_DIR=$S/etc/nova"
     start_uwsgi neutron-api 9696 neutron.wsgi.api:application "$NEUTRON_CFGS" \
         --env "OS_NEUTRON_CONFIG_DIR=$S/etc/neutron" \
@@ -189,7 +196,7 @@ install_compute_pip() {
         [ "$(cat "$VENV/.vmct-stamp-${src##*/}" 2>/dev/null)" = "$stamp" ] && continue
         log "install $src into $VENV (tools/install-driver)"
         "$src/tools/install-driver" --python "$VENV/bin/python" \
-            --constraints "$AIO_TOOLS/constraints.txt" --quiet >>"$S/logs/pip.log" 2>&1 \
+            --constraints "$AIO_CONSTRAINTS" --quiet >>"$S/logs/pip.log" 2>&1 \
             || die "$src/tools/install-driver failed, see $S/logs/pip.log"
         echo "$stamp" > "$VENV/.vmct-stamp-${src##*/}"
     done
