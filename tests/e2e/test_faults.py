@@ -23,7 +23,8 @@ The AIO must be up (tools/test-stages/50-e2e runs these after the demo, before t
 down). Each test or part writes $VMCT_E2E_DIR/faults/<name>/ (task, log, report, outcome.json:
 its row, with the time since its test began); the
 module writes $VMCT_E2E_DIR/faults/table.md, the README's fault table. They take the whole
-cloud: run them alone. Without $VMCT_E2E_DIR, or with VMCT_SKIP_FAULTS=1, they are skipped;
+cloud: run them alone. Without $VMCT_E2E_DIR, or with VMCT_SKIP_FAULTS=1, they are skipped
+(SSH dropped and a soft reboot ignored: only in the long suite, VMCT_E2E_FULL=1);
 when the cloud is not up (it died during the stage), each fails naming what is not running.
 """
 
@@ -126,6 +127,8 @@ class FaultTest(unittest.TestCase):
         waited = faults.Leaks(task.marker, links_before).wait_none(SETTLE)
         return "0 (%.0f s after the task)" % waited
 
+    @unittest.skipUnless(os.environ.get("VMCT_E2E_FULL") == "1",
+                         "VMCT_E2E_FULL unset: the long suite runs it (about 2.5 min)")
     def test_ssh_dropped_and_soft_reboot_ignored(self):
         """Two faults that reach only their own task's instances, at once."""
         faults.together(self._ssh_dropped, self._soft_reboot_ignored)
