@@ -104,6 +104,7 @@ AIO_ALLOW = (
 # (glob relative to the AIO's state dir, why it is not read)
 AIO_SKIP = (
     ("venv", "third-party packages (their tests ship sample keys)"),
+    ("venvs", "the OpenStack venv of each release, `venv` links to one: third-party packages"),
     ("rally-venv", "third-party packages (their tests ship sample keys)"),
     ("tempest-venv", "third-party packages (their tests ship sample keys)"),
     ("src", "Nova's released source (its tests ship sample keys)"),
