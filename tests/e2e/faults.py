@@ -27,6 +27,8 @@ import subprocess
 import tempfile
 import time
 
+from tests.e2e import test_demo_task
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 AIO_DIR = os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio")
 LIBVIRT_URI = "qemu:///system"
@@ -320,7 +322,7 @@ class Task:
         run(self.rally, "task", "report", self.uuid, "--json", "--out", out)
         with open(out) as f:
             [task] = json.load(f)["tasks"]
-        return task["status"], [w for s in task["subtasks"] for w in s["workloads"]]
+        return task["status"], test_demo_task.task_workloads(task)
 
 
 def errors(workload):

@@ -41,7 +41,7 @@ class AccessModeTest(test_demo_task.ArtifactTest):
             cls.kinds = [k["name"] for k in yaml.safe_load(f)["kinds"]]
 
     def workloads(self, name):
-        return [w for s in self.reports[name]["subtasks"] for w in s["workloads"]]
+        return test_demo_task.task_workloads(self.reports[name])
 
     def iterations(self, name):
         return [it for w in self.workloads(name) for it in w["data"]]

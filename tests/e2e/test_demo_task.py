@@ -34,6 +34,11 @@ def scenario_args(workload):
     return list(scenario.values())[0] if isinstance(scenario, dict) else workload.get("args")
 
 
+def task_workloads(task):
+    """The workloads of a task of `rally task report --json`, in order."""
+    return [w for s in task["subtasks"] for w in s["workloads"]]
+
+
 def complete_output(iteration, title):
     return [c for c in iteration["output"]["complete"] if c["title"] == title]
 
@@ -86,7 +91,7 @@ class TaskTest(E2ETest):
         cls.uuid = load("task-uuid")
         cls.report = load("task.json")
         cls.task = [t for t in cls.report["tasks"] if t["uuid"] == cls.uuid][0]
-        cls.workloads = [w for s in cls.task["subtasks"] for w in s["workloads"]]
+        cls.workloads = task_workloads(cls.task)
 
 
 class DemoTaskTest(TaskTest):
@@ -278,11 +283,14 @@ class NoLeakTest(E2ETest):
     names and for orphans (resources of projects that no longer exist), not for equal counts.
     """
 
+    INVENTORY = "inventory-after.json"   # tools/aio/inventory after the task
+    TASK_UUID = "task-uuid"
+
     @classmethod
     def load_artifacts(cls):
         super().load_artifacts()
-        cls.after = load("inventory-after.json")
-        cls.marker = "rally_" + load("task-uuid").replace("-", "")[:8]
+        cls.after = load(cls.INVENTORY)
+        cls.marker = "rally_" + load(cls.TASK_UUID).replace("-", "")[:8]
         cls.projects = {p["id"] for p in cls.after["projects"]}
 
     def ours(self, names):

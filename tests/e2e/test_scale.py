@@ -27,7 +27,7 @@ class ScaleTest(test_demo_task.E2ETest):
         with open(ci) as f:
             cls.ci = yaml.safe_load(f)
         [cls.task] = cls.report["tasks"]
-        cls.workloads = [w for s in cls.task["subtasks"] for w in s["workloads"]]
+        cls.workloads = test_demo_task.task_workloads(cls.task)
 
     def iterations(self, level):
         """A level's iterations: scale.yaml runs never fewer than the level."""

@@ -46,11 +46,12 @@ install_debs() {
         || { tail -n 5 "$S/logs/apt.log" >&2; die "Debian packages failed, see $S/logs/apt.log"; }
 }
 
-# nova_major: the major version of the release's Nova (31 for 2025.1)
-nova_major() { sed -n 's/^nova==\([0-9]*\)\..*/\1/p' "$AIO_CONSTRAINTS"; }
+# nova_version: the release's Nova pin (31.3.1 for 2025.1); nova_major: its major version
+nova_version() { sed -n 's/^nova==//p' "$AIO_CONSTRAINTS"; }
+nova_major() { local v; v=$(nova_version); echo "${v%%.*}"; }
 
 # nova_source_dir: where Nova's released source of the pinned version is unpacked
-nova_source_dir() { echo "$S/src/nova-$(sed -n 's/^nova==//p' "$AIO_CONSTRAINTS")"; }
+nova_source_dir() { echo "$S/src/nova-$(nova_version)"; }
 
 # nova_source: NOVA_SRC = nova_source_dir, downloaded (sdist) and unpacked when missing
 nova_source() {
