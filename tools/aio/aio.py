@@ -10,8 +10,10 @@ Run with the AIO venv python and the admin credentials in the environment (admin
   agent-alive HOST TYPE         exit 0 when the neutron agent TYPE on HOST is alive
   aggregate AZ HOST             aggregate AZ with availability zone AZ holding HOST
   hypervisor-ready HOST         exit 0 when HOST's hypervisor has a placement provider
-  wait-computes TIMEOUT HOST[@EPOCH]...   wait until nova-compute and the OVS agent of every
-                                HOST are up (nova-compute reporting after EPOCH, when it started)
+  wait-computes BACKEND TIMEOUT HOST[@EPOCH]...   wait until nova-compute and the Neutron
+                                agent of every HOST are up (nova-compute reporting after EPOCH,
+                                when it started); BACKEND ovs (its OVS agent) or ovn (its
+                                chassis' ovn-controller)
   zones TIMEOUT AZ=HOST[=TRAIT]...   aggregate AZ holds HOST (availability zone AZ; with
                                 TRAIT, isolated: trait:TRAIT=required), then wait until
                                 every HOST's hypervisor has a placement provider
@@ -167,8 +169,17 @@ def compute_up(conn, host, since=None):
                for s in conn.compute.services(binary="nova-compute", host=host))
 
 
-def agent_alive(conn, host, agent_type):
-    return any(a.is_alive for a in conn.network.agents(host=host, agent_type=agent_type))
+# the agent that wires a host's ports, by Neutron backend (VMCT_AIO_NEUTRON); Neutron reports
+# the chassis of a gateway (the main host under ML2/OVN) under a type of its own
+HOST_AGENT_TYPES = {
+    "ovs": ("Open vSwitch agent",),
+    "ovn": ("OVN Controller agent", "OVN Controller Gateway agent"),
+}
+
+
+def agent_alive(conn, host, *agent_types):
+    return any(a.is_alive for a in conn.network.agents(host=host)
+               if a.agent_type in agent_types)
 
 
 def aggregate(conn, az, host, trait=""):
@@ -285,16 +296,17 @@ def wait_all(what, timeout, pending, ready):
     return True
 
 
-def wait_computes(conn, timeout, specs):
-    """HOST[@EPOCH] each: nova-compute up (reporting since EPOCH), then its OVS agent alive."""
+def wait_computes(conn, backend, timeout, specs):
+    """HOST[@EPOCH] each: nova-compute up (reporting since EPOCH), then its agent alive."""
     since = {}
     for spec in specs:
         host, _, epoch = spec.partition("@")
         since[host] = float(epoch) if epoch else None
+    types = HOST_AGENT_TYPES[backend]
     return (wait_all("nova-compute up", timeout, since,
                      lambda h: compute_up(conn, h, since[h]))
-            and wait_all("Open vSwitch agent alive", timeout, since,
-                         lambda h: agent_alive(conn, h, "Open vSwitch agent")))
+            and wait_all(" or ".join(types) + " alive", timeout, since,
+                         lambda h: agent_alive(conn, h, *types)))
 
 
 def zones(conn, timeout, pairs):
@@ -348,7 +360,7 @@ def main(argv):
     elif cmd == "hypervisor-ready":
         return 0 if hypervisor_ready(conn, args[0]) else 1
     elif cmd == "wait-computes":
-        return 0 if wait_computes(conn, int(args[0]), args[1:]) else 1
+        return 0 if wait_computes(conn, args[0], int(args[1]), args[2:]) else 1
     elif cmd == "zones":
         return 0 if zones(conn, int(args[0]), args[1:]) else 1
     elif cmd == "network-id":

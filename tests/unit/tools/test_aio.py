@@ -22,7 +22,7 @@ class FakeConn:
     def __init__(self, services, agents=()):
         self.compute = types.SimpleNamespace(services=lambda binary, host: [
             s for s in services if s.host == host])
-        self.network = types.SimpleNamespace(agents=lambda host, agent_type: [
+        self.network = types.SimpleNamespace(agents=lambda host: [
             a for a in agents if a.host == host])
 
 
@@ -45,9 +45,28 @@ class ComputeUpTestCase(testtools.TestCase):
         self.assertFalse(aio.compute_up(conn, "h", since=T))
 
     def test_wait_computes_takes_host_at_epoch(self):
-        agent = types.SimpleNamespace(host="h", is_alive=True)
+        agent = types.SimpleNamespace(host="h", is_alive=True, agent_type="Open vSwitch agent")
         conn = FakeConn([service("h", "2026-01-02T03:04:10.000000"),
                          service("g", "2026-01-02T03:04:10.000000")],
-                        [agent, types.SimpleNamespace(host="g", is_alive=True)])
-        self.assertTrue(aio.wait_computes(conn, 1, ["h@%d" % T, "g"]))
-        self.assertFalse(aio.wait_computes(conn, 0, ["h@%d" % (T + 10)]))
+                        [agent, types.SimpleNamespace(host="g", is_alive=True,
+                                                      agent_type="Open vSwitch agent")])
+        self.assertTrue(aio.wait_computes(conn, "ovs", 1, ["h@%d" % T, "g"]))
+        self.assertFalse(aio.wait_computes(conn, "ovs", 0, ["h@%d" % (T + 10)]))
+
+    def test_wait_computes_waits_for_the_backends_agent(self):
+        conn = FakeConn([service("h", "2026-01-02T03:04:10.000000"),
+                         service("g", "2026-01-02T03:04:10.000000")],
+                        [types.SimpleNamespace(host="h", is_alive=True,
+                                               agent_type="OVN Controller Gateway agent"),
+                         types.SimpleNamespace(host="g", is_alive=True,
+                                               agent_type="OVN Controller agent")])
+        self.assertTrue(aio.wait_computes(conn, "ovn", 0, ["h", "g"]))
+        # an ML2/OVS cloud waits for Open vSwitch agents, which this one has none of
+        self.assertFalse(aio.wait_computes(conn, "ovs", 0, ["h"]))
+
+    def test_a_dead_or_other_agent_does_not_wire_the_host(self):
+        conn = FakeConn([], [types.SimpleNamespace(host="h", is_alive=False,
+                                                   agent_type="OVN Controller agent"),
+                             types.SimpleNamespace(host="h", is_alive=True,
+                                                   agent_type="OVN Metadata agent")])
+        self.assertFalse(aio.agent_alive(conn, "h", *aio.HOST_AGENT_TYPES["ovn"]))

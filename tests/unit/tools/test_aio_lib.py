@@ -1,5 +1,5 @@
 """tools/aio/lib: what the daemons tools/aio starts inherit; which pids are alive; Nova's
-deleted rows archived on up."""
+deleted rows archived on up; the Neutron backend a state runs."""
 
 import os
 import signal
@@ -127,3 +127,48 @@ class ArchiveNovaDeletedRowsTestCase(testtools.TestCase):
         self.assertIn("warning: nova-manage db archive_deleted_rows exited 3", done.stdout)
         self.assertIn("up-goes-on", done.stdout)
         self.assertIn("no connection to the API database", logged)
+
+
+class NeutronBackendTestCase(testtools.TestCase):
+    """VMCT_AIO_NEUTRON (common.sh) and check_backend (install.sh): a state keeps its backend."""
+
+    def backend(self, env=None, recorded=None, initialized=False):
+        state = self.useFixture(fixtures.TempDir()).path
+        os.makedirs(os.path.join(state, "data"))
+        if recorded:
+            with open(os.path.join(state, "data", ".neutron_backend"), "w") as f:
+                f.write(recorded + "\n")
+        if initialized:
+            open(os.path.join(state, "data", ".db_initialized"), "w").close()
+        script = ('set -euo pipefail; source "$1/tools/aio/lib/common.sh"; '
+                  'source "$1/tools/aio/lib/install.sh"; check_backend; echo "$AIO_NEUTRON"')
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("VMCT_AIO_")}
+        environ.update(env or {}, VMCT_AIO_DIR=state)
+        return subprocess.run(["bash", "-c", script, "-", tools.ROOT], capture_output=True,
+                              text=True, env=environ)
+
+    def test_a_new_cloud_runs_ovn_unless_asked(self):
+        self.assertEqual("ovn\n", self.backend().stdout)
+        self.assertEqual("ovs\n", self.backend({"VMCT_AIO_NEUTRON": "ovs"}).stdout)
+
+    def test_a_state_keeps_its_backend(self):
+        done = self.backend(recorded="ovs", initialized=True)
+        self.assertEqual(("ovs\n", 0), (done.stdout, done.returncode))
+        # a state from before the backend was recorded ran ML2/OVS
+        self.assertEqual("ovs\n", self.backend(initialized=True).stdout)
+
+    def test_another_backend_than_the_states_is_refused(self):
+        done = self.backend({"VMCT_AIO_NEUTRON": "ovn"}, recorded="ovs", initialized=True)
+        self.assertEqual(1, done.returncode)
+        self.assertIn("runs Neutron with ML2/ovs, not VMCT_AIO_NEUTRON=ovn", done.stderr)
+        self.assertIn("down --wipe", done.stderr)
+
+    def test_bad_values_name_the_setting(self):
+        done = self.backend({"VMCT_AIO_NEUTRON": "linuxbridge"})
+        self.assertEqual(2, done.returncode)
+        self.assertIn("VMCT_AIO_NEUTRON=linuxbridge: use ovs (ML2/OVS) or ovn", done.stderr)
+        done = self.backend({"VMCT_AIO_FIREWALL": "iptables_hybrid"})
+        self.assertEqual(2, done.returncode)
+        self.assertIn("VMCT_AIO_FIREWALL applies to ML2/OVS only", done.stderr)
+        done = self.backend({"VMCT_AIO_NEUTRON": "ovs", "VMCT_AIO_FIREWALL": "iptables_hybrid"})
+        self.assertEqual(("ovs\n", 0), (done.stdout, done.returncode))

@@ -6,18 +6,42 @@ VMCT_ROOT=${VMCT_ROOT:-$(cd "$AIO_TOOLS/../.." && pwd)}
 export VMCT_AIO_DIR=${VMCT_AIO_DIR:-/var/tmp/vmct-aio}
 S=$VMCT_AIO_DIR
 VENV=$S/venv
-AIO_HOST=vmct-aio                  # neutron host (DHCP agent + main OVS agent)
+AIO_HOST=vmct-aio                  # neutron host (ML2/OVS: DHCP and L3 agents; ML2/OVN: gateway chassis)
 ACCESS_NS=vmct-access              # where instances' fixed addresses are reachable from
 FLOAT_NS=vmct-float                # where floating IPs are (the external network's gateway)
 MEMBER_USER=vmct-member            # user and project of the no-admin access mode (member-openrc)
-# Neutron's security group firewall (lib/configs.sh): openvswitch or iptables_hybrid, the two the
-# e2e stage runs (not noop: a cloud that enforces nothing is not one the samples should meet)
+# Neutron's backend (VMCT_AIO_NEUTRON): "ovn" by default, ML2/OVN (Debian's OVN, an
+# ovn-controller per host, native DHCP and routing, the OVN metadata agent), Neutron's own
+# default since 2023 and what most clouds deployed since run; or "ovs", ML2/OVS with its agents
+# (DHCP, L3, an OVS agent per host). A state keeps the backend its databases were made with
+# (up refuses another, lib/install.sh), and the tools that act on a running state follow it.
+NEUTRON_BACKEND_FILE=$S/data/.neutron_backend
+# state_backend: the backend of the state's databases, empty when there are none (a state made
+# before the backend was recorded ran ML2/OVS)
+state_backend() {
+    if [ -f "$NEUTRON_BACKEND_FILE" ]; then cat "$NEUTRON_BACKEND_FILE"
+    elif [ -f "$S/data/.db_initialized" ]; then echo ovs; fi
+}
+AIO_NEUTRON=${VMCT_AIO_NEUTRON:-$(state_backend)}
+AIO_NEUTRON=${AIO_NEUTRON:-ovn}
+case $AIO_NEUTRON in
+    ovs|ovn) ;;
+    *) echo "VMCT_AIO_NEUTRON=$AIO_NEUTRON: use ovs (ML2/OVS) or ovn (ML2/OVN)" >&2
+       exit 2 ;;
+esac
+# Neutron's security group firewall under ML2/OVS (lib/configs.sh): openvswitch or
+# iptables_hybrid, the two the e2e stage runs (not noop: a cloud that enforces nothing is not
+# one the samples should meet). ML2/OVN enforces security groups with its own ACLs.
 AIO_FIREWALL=${VMCT_AIO_FIREWALL:-openvswitch}
 case $AIO_FIREWALL in
     openvswitch|iptables_hybrid) ;;
     *) echo "VMCT_AIO_FIREWALL=$AIO_FIREWALL: use openvswitch or iptables_hybrid" >&2
        exit 2 ;;
 esac
+if [ "$AIO_NEUTRON" = ovn ] && [ -n "${VMCT_AIO_FIREWALL:-}" ]; then
+    echo "VMCT_AIO_FIREWALL applies to ML2/OVS only: unset it with VMCT_AIO_NEUTRON=ovn" >&2
+    exit 2
+fi
 # names shared with devstack and the task-args writer (flavor, network, zones, images)
 # shellcheck source=tools/vmct-values
 . "$VMCT_ROOT/tools/vmct-values"

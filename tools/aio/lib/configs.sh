@@ -160,8 +160,19 @@ EOF
       ks_auth keystone_authtoken nova "$NOVA_PASS"
       ks_auth service_user nova "$NOVA_PASS"; echo "send_service_user_token = true"
       ks_auth placement placement "$PLACEMENT_PASS"
-      ks_auth neutron neutron "$NEUTRON_PASS"; echo "service_metadata_proxy = false"
+      ks_auth neutron neutron "$NEUTRON_PASS"; nova_metadata_proxy
     } | write_if_changed "$S/etc/nova/nova.conf" || true
+}
+
+# Nova's metadata API (lib/services.sh) behind the OVN metadata agent's proxy; under ML2/OVS
+# there is none (instances read their config drive)
+NOVA_METADATA_PORT=8775
+nova_metadata_proxy() {
+    if [ "$AIO_NEUTRON" = ovn ]; then
+        printf 'service_metadata_proxy = true\nmetadata_proxy_shared_secret = %s\n' "$METADATA_PASS"
+    else
+        echo "service_metadata_proxy = false"
+    fi
 }
 
 NEUTRON_CFGS="$S/etc/neutron/neutron.conf $S/etc/neutron/plugins/ml2/ml2_conf.ini"
@@ -172,8 +183,8 @@ write_neutron_conf() {
     { cat <<EOF
 [DEFAULT]
 core_plugin = ml2
-# routers for Rally's network context (tenant networks only: there is no external network)
-service_plugins = router
+# routers for Rally's network context and the floating IPs on the external network
+service_plugins = $(neutron_router_plugin)
 auth_strategy = keystone
 transport_url = $(rabbit_url)
 host = $AIO_HOST
@@ -191,8 +202,17 @@ lock_path = $S/data/neutron/locks
 root_helper =
 report_interval = 10
 EOF
+      [ "$AIO_NEUTRON" = ovn ] && printf '# no DHCP agent: OVN answers DHCP itself\ndhcp_agent_notification = false\n'
       ks_auth keystone_authtoken neutron "$NEUTRON_PASS"
       ks_auth nova nova "$NOVA_PASS"; } | write_if_changed "$S/etc/neutron/neutron.conf" || true
+    "write_ml2_${AIO_NEUTRON}_conf"
+}
+
+# the L3 service plugin of the backend: the L3 agent's, or OVN's own routers
+neutron_router_plugin() { if [ "$AIO_NEUTRON" = ovn ]; then echo ovn-router; else echo router; fi; }
+
+# ML2/OVS: the OVS mechanism driver, the DHCP and L3 agents, the main host's OVS agent
+write_ml2_ovs_conf() {
     # Security groups are enforced by $AIO_FIREWALL (VMCT_AIO_FIREWALL): "openvswitch" by
     # default, the OVS agent's conntrack-based firewall (the userspace datapath has its own
     # conntrack), as most ML2/OVS clouds run; "iptables_hybrid" plugs ports through a Linux
@@ -232,6 +252,48 @@ agent_mode = legacy
 ovsdb_connection = tcp:127.0.0.1:6640
 EOF
     write_ovs_agent_conf "$S/etc/neutron/openvswitch_agent.ini" "$AIO_HOST" br-int br-ex 6633
+}
+
+# OVN's databases on loopback (lib/infra.sh start_ovn_central)
+OVN_NB=tcp:127.0.0.1:6641
+OVN_SB=tcp:127.0.0.1:6642
+
+# ML2/OVN: the OVN mechanism driver (security groups as OVN ACLs, DHCP answered by each
+# port's ovn-controller, routers and floating IPs on the gateway chassis $AIO_HOST) and the
+# metadata agent. Tenant networks stay VLAN on physnet1: Geneve under the userspace datapath
+# needs its endpoint address on an OVS bridge, and userspace TSO serves flat and VLAN only.
+write_ml2_ovn_conf() {
+    write_if_changed "$S/etc/neutron/plugins/ml2/ml2_conf.ini" <<EOF || true
+[ml2]
+type_drivers = flat,vlan
+tenant_network_types = vlan
+mechanism_drivers = ovn
+extension_drivers = port_security
+[ml2_type_flat]
+flat_networks = physnet1
+[ml2_type_vlan]
+network_vlan_ranges = physnet1:100:200
+[securitygroup]
+enable_security_group = true
+[ovn]
+ovn_nb_connection = $OVN_NB
+ovn_sb_connection = $OVN_SB
+ovn_metadata_enabled = true
+enable_distributed_floating_ip = false
+neutron_sync_mode = log
+EOF
+    write_if_changed "$S/etc/neutron/neutron_ovn_metadata_agent.ini" <<EOF || true
+[DEFAULT]
+nova_metadata_host = 127.0.0.1
+nova_metadata_port = $NOVA_METADATA_PORT
+metadata_proxy_shared_secret = $METADATA_PASS
+metadata_workers = 1
+state_path = $S/data/neutron
+[ovs]
+ovsdb_connection = tcp:127.0.0.1:6640
+[ovn]
+ovn_sb_connection = $OVN_SB
+EOF
 }
 
 # write_ovs_agent_conf FILE HOST INTEGRATION_BRIDGE PHYS_BRIDGE OPENFLOW_PORT

@@ -118,6 +118,7 @@ init_databases() {
     ) >"$S/logs/dbinit.log" 2>&1 || die "database init failed, see $S/logs/dbinit.log"
     # keystone-manage bootstrap hashed the admin's password with the keystone.conf written before
     echo "$AIO_RELEASE" > "$RELEASE_FILE"
+    echo "$AIO_NEUTRON" > "$NEUTRON_BACKEND_FILE"
     touch "$S/data/.db_initialized" "$ADMIN_HASHED_STAMP"
 }
 
@@ -142,4 +143,70 @@ archived_summary() {
     printf '%s\n' "$1" | awk -F'|' 'NF == 4 && $3 ~ /^ *[0-9]+ *$/ {
         rows += $3; if ($2 ~ /\.instances *$/) servers += $3 }
         END { printf "%d instances, %d rows", servers, rows }'
+}
+
+# ------------------------------------------------------------------ ML2/OVN (VMCT_AIO_NEUTRON=ovn)
+OVN_RUN=$S/run/ovn
+# (a later --timeout wins)
+ovn_nbctl() { ovn-nbctl --db="unix:$OVN_RUN/ovnnb_db.sock" --timeout=60 "$@"; }
+ovn_sbctl() { ovn-sbctl --db="unix:$OVN_RUN/ovnsb_db.sock" --timeout=60 "$@"; }
+
+# start_ovn_db NB|SB: one OVN database server (Debian's ovn-central binaries, run as ours:
+# its units and ovn-ctl know one instance of each, in /var/run/ovn)
+start_ovn_db() {
+    local db=${1,,} schema table
+    case $1 in NB) schema=OVN_Northbound table=NB_Global ;; SB) schema=OVN_Southbound table=SB_Global ;; esac
+    [ -f "$S/data/ovn/ovn${db}_db.db" ] \
+        || ovsdb-tool create "$S/data/ovn/ovn${db}_db.db" "/usr/share/ovn/ovn-$db.ovsschema"
+    start_svc "ovn-$db" "" ovsdb-server "$S/data/ovn/ovn${db}_db.db" \
+        --remote="punix:$OVN_RUN/ovn${db}_db.sock" --remote="db:$schema,$table,connections" \
+        --unixctl="$OVN_RUN/ovn${db}_db.ctl" -vconsole:off --log-file="$S/logs/ovn-$db.log"
+    wait_for "OVN $1 database" 30 test -S "$OVN_RUN/ovn${db}_db.sock" || die "ovn-$db did not start"
+}
+
+# start_ovn_central: the northbound and southbound databases, on loopback TCP for Neutron (an
+# inactivity probe of 60 s, as devstack sets: Neutron's busy IDL clients miss the 5 s default
+# on 2 cores and then resync everything), and ovn-northd between them
+start_ovn_central() {
+    mkdir -p "$S/data/ovn" "$OVN_RUN"
+    start_ovn_db NB
+    start_ovn_db SB
+    ovn_nbctl --no-leader-only init
+    ovn_nbctl --inactivity-probe=60000 set-connection "ptcp:${OVN_NB##*:}:127.0.0.1"
+    ovn_sbctl --inactivity-probe=60000 set-connection "ptcp:${OVN_SB##*:}:127.0.0.1"
+    start_svc ovn-northd "" ovn-northd --ovnnb-db="unix:$OVN_RUN/ovnnb_db.sock" \
+        --ovnsb-db="unix:$OVN_RUN/ovnsb_db.sock" --unixctl="$OVN_RUN/ovn-northd.ctl" \
+        -vconsole:off --log-file="$S/logs/ovn-northd.log"
+    # the metadata agent reads the unsuffixed chassis name and bridge: the main host's
+    ovs-vsctl set Open_vSwitch . external_ids:system-id="$AIO_HOST" external_ids:ovn-bridge=br-int \
+        external_ids:ovn-remote="$OVN_SB" external_ids:ovn-encap-type=geneve \
+        external_ids:ovn-set-local-ip=true external_ids:ovn-remote-probe-interval=60000 \
+        external_ids:ovn-openflow-probe-interval=60
+}
+
+# start_ovn_chassis NAME HOST INTEGRATION_BRIDGE PHYS_BRIDGE INDEX: an ovn-controller for
+# chassis HOST (a Nova host), beside the others on this one ovs-vswitchd (OVN's co-hosted
+# controllers, -n: each reads its settings suffixed with its name). Each needs an encap address
+# to register (an idle loopback one: tenant networks are VLAN, nothing is tunnelled) and a
+# chassis MAC of its own for routers on VLAN networks. Neutron tells Nova the bridge to plug
+# into from Chassis_Private's neutron:ovn-bridge (br-int when unset), which only the metadata
+# agent writes, and for the main chassis only: the others' is written here.
+start_ovn_chassis() {
+    local name=$1 host=$2 bridge=$3 phys=$4 n=$5 gw=()
+    # routers' gateways and floating IPs go to the main host
+    [ "$host" = "$AIO_HOST" ] && gw=("external_ids:ovn-cms-options-$host=enable-chassis-as-gw")
+    ovs-vsctl --may-exist add-br "$bridge" -- set bridge "$bridge" datapath_type=netdev \
+        fail_mode=secure other-config:disable-in-band=true \
+        -- set Open_vSwitch . "external_ids:hostname-$host=$host" \
+        "external_ids:ovn-bridge-$host=$bridge" "external_ids:ovn-encap-ip-$host=127.0.1.$n" \
+        "external_ids:ovn-bridge-mappings-$host=physnet1:$phys" \
+        "external_ids:ovn-chassis-mac-mappings-$host=physnet1:0e:00:00:00:01:$(printf %02x "$n")" \
+        "${gw[@]}"
+    # its control socket: $OVN_RUN/ovn-controller.PID.ctl (no option names it)
+    start_svc "ovn-controller-$name" "" env OVN_RUNDIR="$OVN_RUN" ovn-controller \
+        "unix:$OVS_RUN/db.sock" -n "$host" -vconsole:off --log-file="$S/logs/ovn-controller-$name.log"
+    wait_for "chassis $host in OVN" 60 ovn_sbctl --timeout=5 get Chassis_Private "$host" name \
+        || die "ovn-controller-$name registered no chassis, see $S/logs/ovn-controller-$name.log"
+    [ "$bridge" = br-int ] \
+        || ovn_sbctl set Chassis_Private "$host" "external_ids:\"neutron:ovn-bridge\"=$bridge"
 }

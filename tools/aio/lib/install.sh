@@ -10,6 +10,8 @@ AIO_DEBS=(
     netcat-openbsd curl cpio                          # proxy-command, health checks, images
     libvirt-dev pkg-config gcc            # libvirt-python and uwsgi build from sdist
 )
+# ML2/OVN: northd and its databases, ovn-controller, the metadata agent's proxy
+[ "$AIO_NEUTRON" = ovn ] && AIO_DEBS+=(ovn-central ovn-host haproxy)
 # OpenStack services + clients at the versions of one release: VMCT_AIO_RELEASE (default 2026.2)
 # names constraints/<release>.txt, the freeze of a venv that ran that release here (one pinned
 # set per release; the driver's test venv of that Nova series uses the same file). Nova is
@@ -37,6 +39,17 @@ check_release() {
     [ "$had" = "$AIO_RELEASE" ] || die "the cloud in $S runs $had, not VMCT_AIO_RELEASE=$AIO_RELEASE:" \
         "its databases cannot change release. Run tools/aio/down --wipe first (keeps venvs and" \
         "image packages), or give the other release a state dir of its own (VMCT_AIO_DIR)."
+}
+
+# check_backend: the asked Neutron backend is the one of the state's databases
+# (NEUTRON_BACKEND_FILE, written when they are created: the ports, routers and agents of the
+# other one are in them)
+check_backend() {
+    local had
+    had=$(state_backend)
+    [ -z "$had" ] || [ "$had" = "$AIO_NEUTRON" ] || die "the cloud in $S runs Neutron with ML2/$had, not" \
+        "VMCT_AIO_NEUTRON=$AIO_NEUTRON: its bindings and agents cannot change backend. Run" \
+        "tools/aio/down --wipe first, or give the other backend a state dir of its own (VMCT_AIO_DIR)."
 }
 
 install_debs() {
@@ -120,7 +133,7 @@ ensure_secrets() {
     local v
     umask 077
     touch "$S/secrets.env"
-    for v in ADMIN DB RABBIT KEYSTONE_SVC PLACEMENT GLANCE NOVA NEUTRON MEMBER; do
+    for v in ADMIN DB RABBIT KEYSTONE_SVC PLACEMENT GLANCE NOVA NEUTRON MEMBER METADATA; do
         grep -q "^${v}_PASS=" "$S/secrets.env" \
             || echo "${v}_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')" >> "$S/secrets.env"
     done

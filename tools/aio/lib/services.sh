@@ -44,6 +44,9 @@ start_apis() {
     if [ "$(nova_major)" -lt 33 ]; then threads=1 processes=$((NOVA_API_PROCESSES * 4)); fi
     UWSGI_PROCESSES=$processes UWSGI_THREADS=$threads start_uwsgi nova-api 8774 \
         nova.wsgi.osapi_compute:application "$S/etc/nova/nova.conf" --env "OS_NOVA_CONFIG_DIR=$S/etc/nova"
+    # the metadata API the OVN metadata agent proxies to (one process: a guest reads it at boot)
+    [ "$AIO_NEUTRON" = ovs ] || UWSGI_THREADS=$threads start_uwsgi nova-metadata "$NOVA_METADATA_PORT" \
+        nova.wsgi.metadata:application "$S/etc/nova/nova.conf" --env "OS_NOVA_CONFIG_DIR=$S/etc/nova"
     start_uwsgi neutron-api 9696 neutron.wsgi.api:application "$NEUTRON_CFGS" \
         --env "OS_NEUTRON_CONFIG_DIR=$S/etc/neutron" \
         --env "OS_NEUTRON_CONFIG_FILES=neutron.conf;plugins/ml2/ml2_conf.ini"
@@ -53,11 +56,29 @@ neutron_args() { local f; for f in $NEUTRON_CFGS "$@"; do printf -- '--config-fi
 
 start_neutron_agents() {
     local nargs; mapfile -t nargs < <(neutron_args)
-    # the uwsgi API does not serve RPC: rpc-server and periodic workers are separate processes
-    start_svc neutron-rpc-server "$NEUTRON_CFGS" neutron-rpc-server "${nargs[@]}" \
-        --log-file "$S/logs/neutron-rpc-server.log"
+    # the uwsgi API does not serve RPC: periodic workers (and ML2/OVS's rpc-server) are
+    # separate processes
     start_svc neutron-periodic-workers "$NEUTRON_CFGS" neutron-periodic-workers "${nargs[@]}" \
         --log-file "$S/logs/neutron-periodic-workers.log"
+    "start_neutron_${AIO_NEUTRON}_agents"
+}
+
+# ML2/OVN: the maintenance worker (the OVN driver's periodic fixes run only there, not in the
+# uwsgi API), the main host's chassis, the metadata agent. No agent speaks RPC.
+start_neutron_ovn_agents() {
+    local nargs; mapfile -t nargs < <(neutron_args)
+    start_svc neutron-ovn-maintenance-worker "$NEUTRON_CFGS" neutron-ovn-maintenance-worker \
+        "${nargs[@]}" --log-file "$S/logs/neutron-ovn-maintenance-worker.log"
+    start_ovn_chassis main "$AIO_HOST" br-int br-ex 1
+    start_svc neutron-ovn-metadata-agent "$NEUTRON_CFGS $S/etc/neutron/neutron_ovn_metadata_agent.ini" \
+        neutron-ovn-metadata-agent "${nargs[@]}" --config-file "$S/etc/neutron/neutron_ovn_metadata_agent.ini" \
+        --log-file "$S/logs/neutron-ovn-metadata-agent.log"
+}
+
+start_neutron_ovs_agents() {
+    local nargs; mapfile -t nargs < <(neutron_args)
+    start_svc neutron-rpc-server "$NEUTRON_CFGS" neutron-rpc-server "${nargs[@]}" \
+        --log-file "$S/logs/neutron-rpc-server.log"
     start_ovs_agent neutron-ovs-agent "$S/etc/neutron/openvswitch_agent.ini"
     start_svc neutron-dhcp-agent "$NEUTRON_CFGS $S/etc/neutron/dhcp_agent.ini" neutron-dhcp-agent \
         --config-file "$S/etc/neutron/neutron.conf" --config-file "$S/etc/neutron/dhcp_agent.ini" \
@@ -170,6 +191,8 @@ load_computes() {
         . "$f"
     done
 }
+# compute_index NAME: 2 for the first in computes.d/, 3 for the next... (1 is the main host)
+compute_index() { local i; for i in "${!COMPUTES[@]}"; do [ "${COMPUTES[$i]}" = "$1" ] && echo $((i + 2)); done; }
 compute_var() { local v="compute_$1_$2"; echo "${!v:-}"; }
 enabled_computes() { local c; for c in "${COMPUTES[@]}"; do "compute_${c}_enabled" && echo "$c"; done; }
 has_hook() { declare -F "compute_$1_$2" >/dev/null; }
@@ -218,7 +241,7 @@ instances_path = $S/data/nova-$c/instances
 lock_path = $S/data/nova-$c/locks
 EOF
         } | write_if_changed "$S/etc/nova/compute-$c.conf" || true
-        if [ "$host" != "$AIO_HOST" ]; then
+        if [ "$host" != "$AIO_HOST" ] && [ "$AIO_NEUTRON" = ovs ]; then
             write_ovs_agent_conf "$S/etc/neutron/openvswitch_agent-$c.ini" "$host" "br-int-$c" "br-ex-$c" $((6633 + i))
         fi
     done
@@ -229,13 +252,14 @@ start_computes() {
     for c in "${COMPUTES[@]}"; do   # switched off since it ran (e.g. VMCT_AIO_DOCKER=0)
         "compute_${c}_enabled" || ! pidfile_alive "nova-compute-$c" || {
             log "nova-compute-$c is disabled: stopping it"
-            stop_svc "nova-compute-$c"; stop_svc "neutron-ovs-agent-$c"; }
+            stop_svc "nova-compute-$c"; stop_svc "neutron-ovs-agent-$c"; stop_svc "ovn-controller-$c"; }
     done
     for c in $(enabled_computes); do start_compute "$c"; done
 }
 
-# start_compute NAME: what it needs (its prepare hook, its OVS agent), then nova-compute-NAME
-# unless it runs (tools/aio/compute starts one compute again after a fault test killed it)
+# start_compute NAME: what it needs (its prepare hook, its OVS agent or OVN chassis), then
+# nova-compute-NAME unless it runs (tools/aio/compute starts one compute again after a fault
+# test killed it)
 start_compute() {
     local c=$1 host
     host=$(compute_var "$c" host)
@@ -244,7 +268,11 @@ start_compute() {
         ovs-vsctl --may-exist add-br "br-ex-$c" -- set bridge "br-ex-$c" datapath_type=netdev \
             -- --may-exist add-port br-ex "patch-ex-$c" -- set interface "patch-ex-$c" type=patch options:peer="patch-$c-ex" \
             -- --may-exist add-port "br-ex-$c" "patch-$c-ex" -- set interface "patch-$c-ex" type=patch options:peer="patch-ex-$c"
-        start_ovs_agent "neutron-ovs-agent-$c" "$S/etc/neutron/openvswitch_agent-$c.ini"
+        if [ "$AIO_NEUTRON" = ovn ]; then
+            start_ovn_chassis "$c" "$host" "br-int-$c" "br-ex-$c" "$(compute_index "$c")"
+        else
+            start_ovs_agent "neutron-ovs-agent-$c" "$S/etc/neutron/openvswitch_agent-$c.ini"
+        fi
     fi
     prepare_compute_user "$c"
     start_svc "nova-compute-$c" "$S/etc/nova/nova.conf $S/etc/nova/compute-$c.conf" \
@@ -258,6 +286,7 @@ start_compute() {
 # new allocation ratio, to placement) with its OVS agent, map new hosts into cell1, put each
 # host into its AZ aggregate. One aio.py process per step (an openstacksdk start costs about a
 # second).
+agent_logs() { if [ "$AIO_NEUTRON" = ovn ]; then echo "ovn-controller-*.log"; else echo "neutron-ovs-agent*.log"; fi; }
 register_computes() {
     local c hosts=() zones=() started=() mapped h
     for c in $(enabled_computes); do
@@ -265,8 +294,8 @@ register_computes() {
         started+=("$(compute_var "$c" host)@$(stat -c %Y "$S/pids/nova-compute-$c.pid")")
         zones+=("$(compute_var "$c" az)=$(compute_var "$c" host)=$(compute_var "$c" trait)")
     done
-    aio_py wait-computes 300 "${started[@]}" \
-        || die "compute services not up, see $S/logs/nova-compute-*.log and neutron-ovs-agent*.log"
+    aio_py wait-computes "$AIO_NEUTRON" 300 "${started[@]}" \
+        || die "compute services not up, see $S/logs/nova-compute-*.log and $(agent_logs)"
     mapped=$(mysql_root -N -e "SELECT host FROM nova_api.host_mappings" 2>/dev/null || true)
     for h in "${hosts[@]}"; do
         if ! grep -qxF "$h" <<<"$mapped"; then
