@@ -205,23 +205,25 @@ EOF
       [ "$AIO_NEUTRON" = ovn ] && printf '# no DHCP agent: OVN answers DHCP itself\ndhcp_agent_notification = false\n'
       ks_auth keystone_authtoken neutron "$NEUTRON_PASS"
       ks_auth nova nova "$NOVA_PASS"; } | write_if_changed "$S/etc/neutron/neutron.conf" || true
-    "write_ml2_${AIO_NEUTRON}_conf"
+    write_ml2_conf
+    "write_${AIO_NEUTRON}_agent_confs"
 }
 
 # the L3 service plugin of the backend: the L3 agent's, or OVN's own routers
 neutron_router_plugin() { if [ "$AIO_NEUTRON" = ovn ]; then echo ovn-router; else echo router; fi; }
 
-# ML2/OVS: the OVS mechanism driver, the DHCP and L3 agents, the main host's OVS agent
-write_ml2_ovs_conf() {
-    # Security groups are enforced by $AIO_FIREWALL (VMCT_AIO_FIREWALL): "openvswitch" by
-    # default, the OVS agent's conntrack-based firewall (the userspace datapath has its own
-    # conntrack), as most ML2/OVS clouds run; "iptables_hybrid" plugs ports through a Linux
-    # bridge whose iptables rules enforce them.
-    write_if_changed "$S/etc/neutron/plugins/ml2/ml2_conf.ini" <<EOF || true
+# ml2_conf.ini: under both backends tenant networks are VLANs on physnet1 (vmct-net is flat
+# there) and security groups are enforced; then the backend's own settings.
+# ML2/OVN: Geneve under the userspace datapath would need its endpoint address on an OVS bridge,
+# and userspace TSO serves flat and VLAN networks only.
+write_ml2_conf() {
+    local mechanism=openvswitch
+    [ "$AIO_NEUTRON" = ovs ] || mechanism=ovn
+    { cat <<EOF
 [ml2]
 type_drivers = flat,vlan
 tenant_network_types = vlan
-mechanism_drivers = openvswitch
+mechanism_drivers = $mechanism
 extension_drivers = port_security
 [ml2_type_flat]
 flat_networks = physnet1
@@ -229,8 +231,35 @@ flat_networks = physnet1
 network_vlan_ranges = physnet1:100:200
 [securitygroup]
 enable_security_group = true
-firewall_driver = $AIO_FIREWALL
 EOF
+      "ml2_${AIO_NEUTRON}_settings"; } | write_if_changed "$S/etc/neutron/plugins/ml2/ml2_conf.ini" || true
+}
+
+# ML2/OVS: security groups are enforced by $AIO_FIREWALL (VMCT_AIO_FIREWALL): "openvswitch" by
+# default, the OVS agent's conntrack-based firewall (the userspace datapath has its own
+# conntrack), as most ML2/OVS clouds run; "iptables_hybrid" plugs ports through a Linux bridge
+# whose iptables rules enforce them.
+ml2_ovs_settings() { echo "firewall_driver = $AIO_FIREWALL"; }
+
+# OVN's databases on loopback (lib/infra.sh start_ovn_central)
+OVN_NB=tcp:127.0.0.1:6641
+OVN_SB=tcp:127.0.0.1:6642
+
+# ML2/OVN: security groups as OVN ACLs, DHCP answered by each port's ovn-controller, routers
+# and floating IPs on the gateway chassis $AIO_HOST, the metadata agent
+ml2_ovn_settings() {
+    cat <<EOF
+[ovn]
+ovn_nb_connection = $OVN_NB
+ovn_sb_connection = $OVN_SB
+ovn_metadata_enabled = true
+enable_distributed_floating_ip = false
+neutron_sync_mode = log
+EOF
+}
+
+# ML2/OVS: the DHCP and L3 agents, the main host's OVS agent
+write_ovs_agent_confs() {
     # veth pairs instead of OVS internal ports: with the netdev datapath internal ports are taps
     # that OVS re-creates in the root namespace after an ovs-vswitchd restart (DHCP dies).
     write_if_changed "$S/etc/neutron/dhcp_agent.ini" <<EOF || true
@@ -254,34 +283,8 @@ EOF
     write_ovs_agent_conf "$S/etc/neutron/openvswitch_agent.ini" "$AIO_HOST" br-int br-ex 6633
 }
 
-# OVN's databases on loopback (lib/infra.sh start_ovn_central)
-OVN_NB=tcp:127.0.0.1:6641
-OVN_SB=tcp:127.0.0.1:6642
-
-# ML2/OVN: the OVN mechanism driver (security groups as OVN ACLs, DHCP answered by each
-# port's ovn-controller, routers and floating IPs on the gateway chassis $AIO_HOST) and the
-# metadata agent. Tenant networks stay VLAN on physnet1: Geneve under the userspace datapath
-# needs its endpoint address on an OVS bridge, and userspace TSO serves flat and VLAN only.
-write_ml2_ovn_conf() {
-    write_if_changed "$S/etc/neutron/plugins/ml2/ml2_conf.ini" <<EOF || true
-[ml2]
-type_drivers = flat,vlan
-tenant_network_types = vlan
-mechanism_drivers = ovn
-extension_drivers = port_security
-[ml2_type_flat]
-flat_networks = physnet1
-[ml2_type_vlan]
-network_vlan_ranges = physnet1:100:200
-[securitygroup]
-enable_security_group = true
-[ovn]
-ovn_nb_connection = $OVN_NB
-ovn_sb_connection = $OVN_SB
-ovn_metadata_enabled = true
-enable_distributed_floating_ip = false
-neutron_sync_mode = log
-EOF
+# ML2/OVN: the metadata agent (on the main host's chassis)
+write_ovn_agent_confs() {
     write_if_changed "$S/etc/neutron/neutron_ovn_metadata_agent.ini" <<EOF || true
 [DEFAULT]
 nova_metadata_host = 127.0.0.1
