@@ -9,7 +9,8 @@ groups, so each server gets a group of its own letting SSH and ICMP in). Each re
 a new life of the guest (boot id or PID 1 changed). The fake kind (task-args.yaml's fake_kind:
 Nova's fake driver, no guest to reach): boot -> ACTIVE with its ports bound to its host
 (binding:vif_type neither binding_failed nor unbound) -> hard and soft reboot -> ACTIVE ->
-delete -> gone, nothing left. Exit 0 when every step passed.
+delete -> gone, nothing left. Every kind's ports are checked bound to its host, and under
+ML2/OVN claimed by that host's own chassis. Exit 0 when every step passed.
 
 Polling, SSH through the proxy command, the restart check and the workloads are rally-vmct's own
 (rally_vmct.common.waiter, .probes, .ssh; rally_vmct.workloads.runner), so tools/aio/smoke runs
@@ -22,6 +23,7 @@ import io
 import json
 import logging
 import os
+import subprocess
 import sys
 import types
 import uuid
@@ -54,6 +56,20 @@ WORKLOADS = ({"sysbench": "cpu", "time": 2},
 
 # binding:vif_type of a port Neutron did not bind
 UNBOUND = ("binding_failed", "unbound", None, "")
+# the OVN southbound database when the cloud runs ML2/OVN (tools/aio/smoke sets it)
+OVN_SB_DB = os.environ.get("VMCT_OVN_SB_DB")
+
+
+def ovn_sbctl(*args):
+    return subprocess.run(("ovn-sbctl", "--db=" + OVN_SB_DB, "--timeout=10", "--bare") + args,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def ovn_chassis_of(port_id):
+    """The hostname of the chassis that claimed the logical port ``port_id``, or "(none)"."""
+    chassis = ovn_sbctl("--columns=chassis", "find", "Port_Binding",
+                        "logical_port=" + port_id)
+    return ovn_sbctl("get", "Chassis", chassis, "hostname") if chassis else "(none)"
 
 
 def task_args():
@@ -197,8 +213,8 @@ class Smoke:
         server = self.compute.get_server(self.server)
         self.check(server.compute_host is not None and server.availability_zone == zone,
                    "scheduled to AZ %s" % zone)
+        self.check_binding(server)
         if not self.reachable:
-            self.check_binding(server)
             return
         self.ip = [a["addr"] for net in server.addresses.values() for a in net][0]
         reachable = self.wait_ssh(active.at)
@@ -206,7 +222,11 @@ class Smoke:
         self.step("boot -> SSH ok (total)", reachable.at - t0)
 
     def check_binding(self, server):
-        """Neutron bound every port of the server to its compute host."""
+        """Neutron bound every port of the server to its compute host.
+
+        Under ML2/OVN each port must also be claimed by the host's own chassis: its
+        ovn-controller saw the plugged interface on that chassis' bridge.
+        """
         ports = list(self.conn.network.ports(device_id=server.id))
         vif_types = sorted({str(p.binding_vif_type) for p in ports})
         bound = [p for p in ports if p.binding_host_id == server.compute_host
@@ -214,6 +234,10 @@ class Smoke:
         self.check(bool(ports) and len(bound) == len(ports),
                    "%d port(s) bound to %s (vif_type %s)"
                    % (len(ports), server.compute_host, ", ".join(vif_types) or "-"))
+        if OVN_SB_DB:
+            chassis = sorted({ovn_chassis_of(p.id) for p in ports})
+            self.check(chassis == [server.compute_host],
+                       "port(s) claimed by OVN chassis %s" % ", ".join(chassis))
 
     def wait_ssh(self, since):
         """Until an SSH command succeeds through the proxy command; keeps that client."""

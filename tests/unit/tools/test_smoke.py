@@ -136,6 +136,10 @@ class FakeGuest:
         return probe
 
 
+# a port Neutron bound to the fake compute host "aio"
+BOUND = types.SimpleNamespace(id="port-1", binding_host_id="aio", binding_vif_type="ovs")
+
+
 class SmokeTestCase(testtools.TestCase):
 
     def setUp(self):
@@ -144,8 +148,8 @@ class SmokeTestCase(testtools.TestCase):
         self.out = io.StringIO()
         self.useFixture(fixtures.MonkeyPatch("sys.stdout", self.out))
 
-    def smoke(self, facts=test_runner.FACTS, keeps_life=False, kind="kvm", args=ARGS, ports=(),
-              **scripts):
+    def smoke(self, facts=test_runner.FACTS, keeps_life=False, kind="kvm", args=ARGS,
+              ports=(BOUND,), **scripts):
         """A Smoke of ``kind`` whose server has ``ports`` until it is deleted."""
         self.nova = fakes.FakeNova(self.clock, **scripts)
         self.compute = FakeCompute(self.nova)
@@ -216,8 +220,7 @@ class SmokeTestCase(testtools.TestCase):
         self.assertEqual({}, self.compute.keypairs)
 
     def test_the_fake_kind_is_bound_rebooted_and_deleted_without_ssh(self):
-        port = types.SimpleNamespace(binding_host_id="aio", binding_vif_type="ovs")
-        s = self.smoke(kind="fake", args=FAKE_ARGS, ports=[port])
+        s = self.smoke(kind="fake", args=FAKE_ARGS)
         self.assertEqual(0, s.run(), self.out.getvalue())
         for step, seconds in (("boot -> ACTIVE", 2.0), ("reboot HARD -> ACTIVE", 2.0),
                               ("reboot SOFT -> ACTIVE", 3.0), ("delete -> gone", 1.0)):
@@ -229,9 +232,28 @@ class SmokeTestCase(testtools.TestCase):
             self.assertIn(line, self.out.getvalue())
         self.assertEqual({}, self.compute.keypairs)
 
+    def test_every_kind_checks_its_ports_bound(self):
+        s = self.smoke()
+        self.assertEqual(0, s.run(), self.out.getvalue())
+        self.assertIn("1 port(s) bound to aio (vif_type ovs) ok", self.out.getvalue())
+        self.assertNotIn("OVN chassis", self.out.getvalue())     # not an ML2/OVN cloud
+
+    def test_under_ovn_the_hosts_own_chassis_claims_each_port(self):
+        self.useFixture(fixtures.MockPatchObject(smoke, "OVN_SB_DB", "unix:/sb.sock"))
+        claims = {"port-1": "aio"}
+        self.useFixture(fixtures.MockPatchObject(smoke, "ovn_chassis_of", claims.get))
+        s = self.smoke(kind="fake", args=FAKE_ARGS)
+        self.assertEqual(0, s.run(), self.out.getvalue())
+        self.assertIn("port(s) claimed by OVN chassis aio ok", self.out.getvalue())
+        # a port left on a bridge no chassis of this host watches stays unclaimed
+        claims["port-1"] = "(none)"
+        s = self.smoke(kind="fake", args=FAKE_ARGS)
+        self.assertEqual(1, s.run())
+        self.assertEqual(["port(s) claimed by OVN chassis (none)"], s.failures)
+
     def test_a_port_neutron_did_not_bind_fails(self):
         for vif_type, host in (("binding_failed", "aio"), ("ovs", "elsewhere")):
-            port = types.SimpleNamespace(binding_host_id=host, binding_vif_type=vif_type)
+            port = types.SimpleNamespace(id="p", binding_host_id=host, binding_vif_type=vif_type)
             s = self.smoke(kind="fake", args=FAKE_ARGS, ports=[port])
             self.assertEqual(1, s.run())
             self.assertEqual(["1 port(s) bound to aio (vif_type %s)" % vif_type], s.failures)
