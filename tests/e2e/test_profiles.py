@@ -1,15 +1,21 @@
-"""End-to-end: the all-in-one cloud at the oldest release it runs, driven by today's plugins.
+"""End-to-end: the all-in-one cloud's other profiles, driven by today's plugins.
 
-After the other e2e tests, tools/test-stages/50-e2e wipes the cloud, brings it up again with
-VMCT_AIO_RELEASE=$VMCT_E2E_RELEASE (default 2025.1), runs tools/aio/smoke on every kind and
-samples/tasks/lifecycle.yaml (2 iterations at concurrency 2 a kind) with this checkout's Rally
-plugins, and leaves in $VMCT_E2E_DIR/release/:
-  release                 the release asked for
+After the other e2e tests (on the default profile: ML2/OVN, 2026.2), tools/test-stages/50-e2e
+brings the cloud up again, wiped, in each other profile: the other Neutron backend
+(VMCT_E2E_OTHER_BACKEND, default ovs) in $VMCT_E2E_DIR/backend/, then the oldest release
+(VMCT_E2E_RELEASE, default 2025.1) in $VMCT_E2E_DIR/release/. In each it runs tools/aio/smoke
+on every kind and samples/tasks/lifecycle.yaml (2 iterations at concurrency 2 a kind) with this
+checkout's Rally plugins, and leaves:
+  settings                the VMCT_AIO_...=... settings of the profile, one a line
+  task-args.yaml          the task args the cloud wrote
   versions.json           the versions of the services installed in the cloud's venv
   compute-api.json        `openstack versions show --service compute` (the running Nova API)
+  agents.json             `openstack network agent list` (what wires each host's ports)
+  computes.json           `openstack compute service list --service nova-compute`
   smoke.log               tools/aio/smoke's output (a JSON line per kind that ran through)
   lifecycle.uuid / lifecycle.json / lifecycle-comparison.json   the task and its reports
   inventory-after.json    tools/aio/inventory after the task
+The default profile's backend is in $VMCT_E2E_DIR/neutron-backend.
 """
 
 import json
@@ -26,8 +32,11 @@ SERVICES = ("nova", "neutron", "keystone", "glance", "openstack-placement")
 LIFECYCLE_PHASES = ("vmct.build", "vmct.wait_for_network", "vmct.delete")
 
 
-def release_file(name):
-    return os.path.join("release", name)
+# the Neutron agents that wire each host's ports, by backend (tools/aio/aio.py HOST_AGENT_TYPES)
+HOST_AGENTS = {
+    "ovs": {"Open vSwitch agent"},
+    "ovn": {"OVN Controller agent", "OVN Controller Gateway agent"},
+}
 
 
 def pins(release):
@@ -45,19 +54,30 @@ def max_microversion(nova_version):
         return re.search(r"""(?m)^_MAX_API_VERSION = ['"]([\d.]+)['"]""", f.read()).group(1)
 
 
-@test_demo_task.needs_e2e
-class ReleaseTest(test_demo_task.ArtifactTest):
+class ProfileChecks(object):
+    """What one profile's step left in PROFILE/ (mixed into a test case a profile)."""
+
+    PROFILE = None
+
+    @classmethod
+    def file(cls, name):
+        return os.path.join(cls.PROFILE, name)
 
     @classmethod
     def load_artifacts(cls):
-        cls.release = test_demo_task.load(release_file("release"))
-        cls.versions = test_demo_task.load(release_file("versions.json"))
-        cls.api = test_demo_task.load(release_file("compute-api.json"))
-        cls.smoke = test_demo_task.load(release_file("smoke.log"))
-        [cls.report] = test_demo_task.load(release_file("lifecycle.json"))["tasks"]
-        cls.comparison = test_demo_task.load(release_file("lifecycle-comparison.json"))
-        with open(os.path.join(faults.AIO_DIR, "task-args.yaml")) as f:
-            cls.args = yaml.safe_load(f)
+        settings = test_demo_task.load(cls.file("settings")).splitlines()
+        cls.settings = dict(line.split("=", 1) for line in settings)
+        cls.versions = test_demo_task.load(cls.file("versions.json"))
+        cls.api = test_demo_task.load(cls.file("compute-api.json"))
+        cls.agents = test_demo_task.load(cls.file("agents.json"))
+        cls.computes = test_demo_task.load(cls.file("computes.json"))
+        cls.smoke = test_demo_task.load(cls.file("smoke.log"))
+        [cls.report] = test_demo_task.load(cls.file("lifecycle.json"))["tasks"]
+        cls.comparison = test_demo_task.load(cls.file("lifecycle-comparison.json"))
+        cls.args = yaml.safe_load(test_demo_task.load(cls.file("task-args.yaml")))
+        cls.release = cls.settings.get("VMCT_AIO_RELEASE", "2026.2")
+        cls.backend = cls.settings.get("VMCT_AIO_NEUTRON",
+                                       test_demo_task.load("neutron-backend"))
 
     def test_services_are_the_release_pins(self):
         pinned = pins(self.release)
@@ -66,6 +86,15 @@ class ReleaseTest(test_demo_task.ArtifactTest):
     def test_the_running_compute_api_is_that_release(self):
         [api] = [v for v in self.api if v.get("Status") == "CURRENT"]
         self.assertEqual(max_microversion(self.versions["nova"]), api["Max Microversion"])
+
+    def test_every_host_is_wired_by_the_backends_agent(self):
+        hosts = {c["Host"] for c in self.computes}
+        self.assertTrue(hosts)
+        wired = {a["Host"] for a in self.agents
+                 if a["Agent Type"] in HOST_AGENTS[self.backend] and a["Alive"]}
+        self.assertLessEqual(hosts, wired, self.agents)
+        other = set().union(*HOST_AGENTS.values()) - HOST_AGENTS[self.backend]
+        self.assertEqual([], [a for a in self.agents if a["Agent Type"] in other])
 
     def test_smoke_passed_on_every_kind(self):
         kinds = set(self.args["instance_kinds"]) | {self.args["fake_kind"]["name"]}
@@ -95,8 +124,39 @@ class ReleaseTest(test_demo_task.ArtifactTest):
                 self.assertTrue(all(r["n"] == 2 and r["mean"] > 0 for r in rows), rows)
 
 
-class ReleaseNoLeakTest(test_demo_task.NoLeakTest):
-    """Nothing the lifecycle task created is left in the cloud at the other release."""
+@test_demo_task.needs_e2e
+class OtherBackendTest(ProfileChecks, test_demo_task.ArtifactTest):
+    """The Neutron backend the default profile does not run."""
 
-    INVENTORY = release_file("inventory-after.json")
-    TASK_UUID = release_file("lifecycle.uuid")
+    PROFILE = "backend"
+
+    def test_the_backend_is_not_the_default_ones(self):
+        self.assertIn(self.backend, HOST_AGENTS)
+        self.assertNotEqual(test_demo_task.load("neutron-backend"), self.backend)
+
+
+@test_demo_task.needs_e2e
+class OldestReleaseTest(ProfileChecks, test_demo_task.ArtifactTest):
+    """The oldest release the cloud runs, on the default backend."""
+
+    PROFILE = "release"
+
+    def test_the_release_is_the_oldest_the_cloud_runs(self):
+        releases = sorted(f[:-len(".txt")] for f in os.listdir(
+            os.path.join(ROOT, "tools", "aio", "constraints")) if f.endswith(".txt"))
+        self.assertEqual(releases[0], self.release)
+        self.assertEqual(test_demo_task.load("neutron-backend"), self.backend)
+
+
+class OtherBackendNoLeakTest(test_demo_task.NoLeakTest):
+    """Nothing the lifecycle task created is left in the cloud of the other backend."""
+
+    INVENTORY = os.path.join("backend", "inventory-after.json")
+    TASK_UUID = os.path.join("backend", "lifecycle.uuid")
+
+
+class OldestReleaseNoLeakTest(test_demo_task.NoLeakTest):
+    """Nothing the lifecycle task created is left in the cloud at the oldest release."""
+
+    INVENTORY = os.path.join("release", "inventory-after.json")
+    TASK_UUID = os.path.join("release", "lifecycle.uuid")

@@ -3,11 +3,12 @@
 For each kind of task-args.yaml, a server of the admin project boots on the instance network
 with a security group of its own that allows TCP 22 from anywhere. Reached from the access
 namespace (the SSH banner arrives), the rule is removed: a new connection to port 22 then gets
-no answer; the rule comes back: it answers again. The firewall is the cloud's
-(VMCT_AIO_FIREWALL, Neutron's openvswitch firewall by default), not a setting of ours, so a
-kind whose ports bypass it (a plug the firewall never sees) fails here. The e2e stage runs it
-under openvswitch, then under iptables_hybrid (the ports bound for a hybrid plug: a Linux
-bridge per port, whose iptables rules enforce the group; the Docker driver plugs it too).
+no answer; the rule comes back: it answers again. The enforcer is the cloud's, not a setting of
+ours, so a kind whose ports bypass it (a plug it never sees) fails here: under ML2/OVN its ACLs
+(VMCT_AIO_NEUTRON=ovn), under ML2/OVS its firewall driver (VMCT_AIO_FIREWALL): openvswitch, or
+iptables_hybrid (the ports bound for a hybrid plug: a Linux bridge per port, whose iptables
+rules enforce the group; the Docker driver plugs it too). The e2e stage runs it on the
+default cloud among the other tests, then on the other backend's.
 """
 
 import configparser
@@ -39,9 +40,14 @@ def banner(address, port=22):
 
 
 def aio_firewall():
-    """The firewall_driver the cloud's Neutron runs (tools/aio/lib/configs.sh writes it)."""
+    """What enforces the cloud's security groups: "ovn", or ML2/OVS's firewall_driver.
+
+    ML2/OVN's ACLs when the mechanism driver is ovn (tools/aio/lib/configs.sh writes both).
+    """
     ini = configparser.ConfigParser()
     ini.read(os.path.join(faults.AIO_DIR, "etc", "neutron", "plugins", "ml2", "ml2_conf.ini"))
+    if ini.get("ml2", "mechanism_drivers", fallback="") == "ovn":
+        return "ovn"
     return ini.get("securitygroup", "firewall_driver", fallback="(none)")
 
 
@@ -113,6 +119,14 @@ class SecurityGroupTest(test_demo_task.ArtifactTest):
 class OpenvswitchFirewallTest(SecurityGroupTest):
     FIREWALL = "openvswitch"
 
+    def setUp(self):
+        # CI runs the smoke and the lifecycle sample under this firewall (the ML2/OVS profile),
+        # and this test under iptables_hybrid, whose plug is the Docker driver's own
+        if os.environ.get("VMCT_E2E_FULL") != "1":
+            self.skipTest("VMCT_E2E_FULL unset: the long suite checks the openvswitch "
+                          "firewall's enforcement (about 2.5 min)")
+        super().setUp()
+
 
 @test_demo_task.needs_e2e
 class IptablesHybridFirewallTest(SecurityGroupTest):
@@ -120,11 +134,17 @@ class IptablesHybridFirewallTest(SecurityGroupTest):
     HYBRID = True
 
 
-def load_tests(loader, tests, pattern):
-    """The class of the firewall the cloud runs now (the openvswitch one for any other).
+@test_demo_task.needs_e2e
+class OvnAclTest(SecurityGroupTest):
+    FIREWALL = "ovn"
 
-    The e2e stage runs this module twice: with the cloud's default firewall among the other
-    e2e tests, then again after switching the cloud to iptables_hybrid; each class runs once.
+
+def load_tests(loader, tests, pattern):
+    """The class of the enforcer the cloud runs now (the openvswitch one for any other).
+
+    The e2e stage runs this module twice: on the default cloud among the other e2e tests, then
+    on the other backend's cloud; each class runs at most once.
     """
-    chosen = {c.FIREWALL: c for c in (OpenvswitchFirewallTest, IptablesHybridFirewallTest)}
+    chosen = {c.FIREWALL: c for c in (OpenvswitchFirewallTest, IptablesHybridFirewallTest,
+                                      OvnAclTest)}
     return loader.loadTestsFromTestCase(chosen.get(aio_firewall(), OpenvswitchFirewallTest))
