@@ -88,6 +88,9 @@ AIO_ALLOW = (
                              "write_openrc)"),
     ("etc/*.conf", 0o640, "service configs: database, RabbitMQ and service user passwords "
                           "(tools/aio/lib/configs.sh)"),
+    ("etc/neutron/neutron_ovn_metadata_agent.ini", 0o640,
+     "the OVN metadata agent's config: the metadata proxy's shared secret "
+     "(tools/aio/lib/configs.sh)"),
     ("rally/env.json", 0o600, "Rally's env spec with the admin password (tools/aio/rally-env)"),
     ("rally/env-member.json", 0o600, "Rally's env spec with the member's password "
                                      "(tools/aio/rally-env)"),

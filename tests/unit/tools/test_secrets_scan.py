@@ -230,6 +230,19 @@ class SecretsScanTestCase(testtools.TestCase):
         self.assertIn(tempest, allowed)
         self.assertIn("allowed to hold secrets, not searched (7):", lines)
 
+    def test_the_ovn_metadata_secret_belongs_in_its_agents_config_only(self):
+        s = self.aio()
+        secret = "Mm1Nn2Bb3Vv4Cc5Xx6Zz7Ll8"
+        self.write("aio/secrets.env", SECRETS_ENV + "METADATA_PASS=%s\n" % secret, 0o600)
+        ini = self.write("aio/etc/neutron/neutron_ovn_metadata_agent.ini",
+                         "[DEFAULT]\nmetadata_proxy_shared_secret = %s\n" % secret, 0o640)
+        _, _, data = self.scan("--from-aio", s, s, rc=0)
+        self.assertIn(ini, {a["path"] for a in data["allowed"]})
+        self.write("aio/logs/neutron-ovn-metadata-agent.log", "secret=%s\n" % secret)
+        _, _, data = self.scan("--from-aio", s, s, rc=1)
+        self.assertEqual([("neutron-ovn-metadata-agent.log", [1], "METADATA_PASS (24 characters)")],
+                         self.findings(data))
+
     def test_skip_list_named_in_the_report(self):
         s = self.aio()
         self.write("aio/venv/lib/site-packages/paramiko/test_rsa.key", rsa_pem())
