@@ -283,9 +283,9 @@ start_compute() {
 
 # Wait for each compute service to report up (matched by --host: two rows otherwise) since its
 # process started (pids/*.pid's time: a restarted compute has then pushed its inventory, e.g. a
-# new allocation ratio, to placement) with its OVS agent, map new hosts into cell1, put each
-# host into its AZ aggregate. One aio.py process per step (an openstacksdk start costs about a
-# second).
+# new allocation ratio, to placement) with its Neutron agent (OVS agent or OVN chassis), map
+# new hosts into cell1, put each host into its AZ aggregate. One aio.py process per step (an
+# openstacksdk start costs about a second).
 agent_logs() { if [ "$AIO_NEUTRON" = ovn ]; then echo "ovn-controller-*.log"; else echo "neutron-ovs-agent*.log"; fi; }
 register_computes() {
     local c hosts=() zones=() started=() mapped h
