@@ -158,10 +158,14 @@ start_ovn_db() {
     case $1 in NB) schema=OVN_Northbound table=NB_Global ;; SB) schema=OVN_Southbound table=SB_Global ;; esac
     [ -f "$S/data/ovn/ovn${db}_db.db" ] \
         || ovsdb-tool create "$S/data/ovn/ovn${db}_db.db" "/usr/share/ovn/ovn-$db.ovsschema"
+    # a server that was killed (an aborted run) leaves its socket, which refuses connections:
+    # gone before a new server starts, and the database waited for until it answers
+    pidfile_alive "ovn-$db" || rm -f "$OVN_RUN/ovn${db}_db.sock" "$OVN_RUN/ovn${db}_db.ctl"
     start_svc "ovn-$db" "" ovsdb-server "$S/data/ovn/ovn${db}_db.db" \
         --remote="punix:$OVN_RUN/ovn${db}_db.sock" --remote="db:$schema,$table,connections" \
         --unixctl="$OVN_RUN/ovn${db}_db.ctl" -vconsole:off --log-file="$S/logs/ovn-$db.log"
-    wait_for "OVN $1 database" 30 test -S "$OVN_RUN/ovn${db}_db.sock" || die "ovn-$db did not start"
+    wait_for "OVN $1 database" 30 ovsdb-client list-dbs "unix:$OVN_RUN/ovn${db}_db.sock" \
+        || die "ovn-$db did not start (see $S/logs/ovn-$db.log)"
 }
 
 # start_ovn_central: the northbound and southbound databases, on loopback TCP for Neutron (an
