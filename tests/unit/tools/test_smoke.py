@@ -6,7 +6,9 @@ clock, and a guest whose sshd answers with recorded outputs once the server is A
 
 import io
 import os
+import threading
 import types
+from unittest import mock
 
 import fixtures
 from openstack.compute.v2 import server as sdk_server
@@ -282,3 +284,35 @@ class PureTestCase(testtools.TestCase):
         self.assertFalse(smoke.restarted("b 1", "b 1"))
         self.assertFalse(smoke.restarted(None, "b 2"))
         self.assertFalse(smoke.restarted("b 1", None))
+
+
+class MainTestCase(testtools.TestCase):
+    """main(): the kinds at once, each on its own connection, every failure named."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MockPatchObject(smoke, "task_args", return_value=FAKE_ARGS))
+        self.conns = []
+        self.useFixture(fixtures.MockPatchObject(smoke, "connect", side_effect=self.connect))
+        self.barrier = threading.Barrier(2, timeout=10)
+        self.useFixture(fixtures.MockPatchObject(smoke, "Smoke", side_effect=self.fake_smoke))
+
+    def connect(self):
+        self.conns.append(object())
+        return self.conns[-1]
+
+    def fake_smoke(self, kind, args, conn):
+        # both kinds must be running for either to pass this point
+        self.barrier.wait()
+        return mock.Mock(run=mock.Mock(side_effect=RuntimeError("no cloud")
+                                       if kind == "fake" else [0]))
+
+    def test_kinds_run_at_once_and_a_failure_is_named(self):
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        self.useFixture(fixtures.MonkeyPatch("sys.stdout", out.stream))
+        self.assertEqual(1, smoke.main([]))
+        self.assertEqual(2, len(set(map(id, self.conns))))
+        text = out.getDetails()["stdout"].as_text()
+        self.assertIn("fake     FAILED: no cloud", text)
+        self.assertIn("smoke FAILED for: fake", text)
+        self.assertNotIn("kvm      FAILED", text)
