@@ -55,8 +55,13 @@ start_ovs() {
     fi
     # userspace TSO => vnet headers on tap/AF_PACKET ports; without it guest TCP gets bad checksums
     ovs-vsctl --no-wait set Open_vSwitch . other_config:userspace-tso-enable=true
+    # --monitor, as ovs-ctl starts it: a crash (an error signal) restarts it, and OVN's and the
+    # agents' flows come back. Debian 12's OVS 3.1 userspace conntrack can abort under OVN's
+    # NAT (floating IPs): "conntrack.c:1063: assertion conn->conn_type ==
+    # CT_CONN_TYPE_DEFAULT failed in conn_update_state()" killed it mid-run, and every port
+    # plug and packet after it (a CI run, 2026-11-27). The crash stays in its log.
     if ! pidfile_alive ovs-vswitchd; then
-        ovs-vswitchd unix:$OVS_RUN/db.sock --pidfile="$S/pids/ovs-vswitchd.pid" --detach \
+        ovs-vswitchd unix:$OVS_RUN/db.sock --pidfile="$S/pids/ovs-vswitchd.pid" --detach --monitor \
             -vconsole:off --log-file="$S/logs/ovs-vswitchd.log" 9>&-
     fi
     wait_for "ovs-vswitchd" 30 ovs-vsctl --timeout=2 show || die "OVS did not start"
