@@ -30,6 +30,7 @@ when the cloud is not up (it died during the stage), each fails naming what is n
 
 import json
 import os
+import signal
 import time
 import unittest
 
@@ -306,3 +307,28 @@ class FaultTest(unittest.TestCase):
         self.assertIn("waiting for server to become ACTIVE (build)", failed[0][1])
         self.outcome("nova-compute killed mid-build (SIGKILL), started again", kind, failed,
                      self.settle(task, links), part="compute_killed_" + compute)
+
+    # -- (6) ovs-vswitchd aborted -----------------------------------------------------------
+
+    def test_vswitchd_aborted(self):
+        """ovs-vswitchd aborts (SIGABRT, as Debian 12's OVS 3.1 does under OVN's NAT).
+
+        Its monitor starts it again (tools/aio/lib/infra.sh), the controllers and agents put
+        their flows back, and a new Docker instance boots and answers SSH: tools/aio/smoke.
+        """
+        pidfile = os.path.join(faults.AIO_DIR, "pids", "ovs-vswitchd.pid")
+        with open(pidfile) as f:
+            aborted = int(f.read())
+        os.kill(aborted, signal.SIGABRT)
+
+        def restarted():
+            with open(pidfile) as f:
+                pid = int(f.read() or 0)
+            return pid != aborted and faults.pid_alive(pid) and pid
+
+        pid = faults.until(restarted, 30, "ovs-vswitchd started again by its monitor")
+        smoke = faults.run(os.path.join(faults.ROOT, "tools", "aio", "smoke"), "--kind", "docker",
+                           timeout=300)
+        self.assertIn("docker   ACTIVE -> SSH ok", smoke)
+        self.assertTrue(faults.pid_alive(pid), "ovs-vswitchd %d did not stay up" % pid)
+        print("vswitchd_aborted: %.0f s" % (time.monotonic() - self.t0))
