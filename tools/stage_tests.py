@@ -86,8 +86,10 @@ def run(args, results):
     repo = fresh_repo(results, args.name)
     stream_path = os.path.join(results, args.name + ".subunit")
     log_path = os.path.join(results, args.name + ".log")
-    cmd = stestr("--repo-url", repo, "--test-path", args.test_path, "run", "--subunit",
-                 "--concurrency", str(args.concurrency))
+    # --parallel-class: a class's tests share one worker, so its setUpClass (a Rally DB, a
+    # fake cloud, hundreds of task validations) runs once, not once a worker
+    cmd = stestr("--repo-url", repo, "--test-path", args.test_path, "--parallel-class", "run",
+                 "--subunit", "--concurrency", str(args.concurrency))
     if args.exclude_regex:
         cmd += ["--exclude-regex", args.exclude_regex]
     if args.filter:
