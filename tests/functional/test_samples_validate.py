@@ -611,8 +611,8 @@ class SamplesValidateTestCase(testtools.TestCase):
                              task_args=overrides)
         self.assertIn(VALID, proc.stdout)
         [subtask] = self.rendered(proc)["subtasks"]
-        self.assertEqual("fake: boot and delete at concurrency 1 to 32", subtask["title"])
-        self.assertEqual([(1, 8), (8, 8), (32, 32)],
+        self.assertEqual("fake: boot and delete at concurrency 1 to 16", subtask["title"])
+        self.assertEqual([(1, 6), (8, 8), (16, 16)],
                          [(w["runner"]["constant"]["concurrency"],
                            w["runner"]["constant"]["times"]) for w in subtask["workloads"]])
 
