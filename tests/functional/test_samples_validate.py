@@ -497,6 +497,19 @@ class SamplesValidateTestCase(testtools.TestCase):
         # every workload of every kind gets rally-openstack's network context
         self.assertEqual(2 * 7, proc.stdout.count('"network": {"dns_nameservers": []}'))
 
+    def test_demo_workload_seconds_bounds_each_benchmark(self):
+        proc = self.validate("demo.yaml", self.generated, {"workload_seconds": 3})
+        self.assertIn(VALID, proc.stdout)
+        lengths = [w.get("time", w.get("duration"))
+                   for subtask in self.rendered(proc)["subtasks"]
+                   for workload in subtask.get("workloads", [subtask])
+                   for name, args in workload["scenario"].items() if "benchmark" in name
+                   for w in args.get("workloads", [])]
+        # nine a benchmark workload, one workload a kind (both kinds of the generated args)
+        self.assertEqual(0, len(lengths) % 9)
+        self.assertGreaterEqual(len(lengths), 18)
+        self.assertEqual({3}, set(lengths))
+
     # -- quotas, capacity and the scale sweep ------------------------------------------------
 
     def generated_args(self, **extra):
