@@ -4,8 +4,8 @@ After the other e2e tests (on the default profile: ML2/OVN, 2026.2), tools/test-
 brings the cloud up again, wiped, in each other profile: the other Neutron backend
 (VMCT_E2E_OTHER_BACKEND, default ovs) in $VMCT_E2E_DIR/backend/, then the oldest release
 (VMCT_E2E_RELEASE, default 2025.1) in $VMCT_E2E_DIR/release/. In each it runs tools/aio/smoke
-on every kind and samples/tasks/lifecycle.yaml (2 iterations at concurrency 2 a kind) with this
-checkout's Rally plugins, and leaves:
+on every kind beside samples/tasks/lifecycle.yaml (2 iterations at concurrency 2 a kind) with
+this checkout's Rally plugins, and leaves:
   settings                the VMCT_AIO_...=... settings of the profile, one a line
   task-args.yaml          the task args the cloud wrote
   versions.json           the versions of the services installed in the cloud's venv
@@ -14,7 +14,7 @@ checkout's Rally plugins, and leaves:
   computes.json           `openstack compute service list --service nova-compute`
   smoke.log               tools/aio/smoke's output (a JSON line per kind that ran through)
   lifecycle.uuid / lifecycle.json / lifecycle-comparison.json   the task and its reports
-  inventory-after.json    tools/aio/inventory after the task
+  inventory-after.json    tools/aio/inventory after both the task and the smoke
 The default profile's backend is in $VMCT_E2E_DIR/neutron-backend.
 """
 
