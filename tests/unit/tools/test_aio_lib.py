@@ -129,6 +129,68 @@ class ArchiveNovaDeletedRowsTestCase(testtools.TestCase):
         self.assertIn("no connection to the API database", logged)
 
 
+SYNC_COMMANDS = ("keystone-manage", "placement-manage", "glance-manage", "nova-manage",
+                 "neutron-db-manage")
+# A fake *-manage: records its call, then waits (at most 5 s) until every service's first
+# command has started; one run one after another times out and says so.
+FAKE_MANAGE = """#!/bin/sh
+S=%(state)s
+echo "$0 $*" >> "$S/calls"
+touch "$S/started-$(basename "$0")"
+i=0
+while [ "$(ls "$S" | grep -c '^started-')" -lt 5 ]; do
+    i=$((i + 1)); [ $i -gt 100 ] && { echo "$(basename "$0")" >> "$S/timed-out"; exit 3; }
+    sleep 0.05
+done
+case " $* " in *" %(fail)s "*) echo "%(fail)s failed" >&2; exit 1 ;; esac
+exit 0
+"""
+
+
+class SyncSchemasTestCase(testtools.TestCase):
+    """sync_schemas (infra.sh): the services' schemas at once, each stopping at a failure."""
+
+    def sync(self, fail="-"):
+        state = self.useFixture(fixtures.TempDir()).path
+        for d in ("bin", "logs"):
+            os.makedirs(os.path.join(state, d))
+        for name in SYNC_COMMANDS:
+            path = os.path.join(state, "bin", name)     # $S/bin comes first on PATH
+            with open(path, "w") as f:
+                f.write(FAKE_MANAGE % {"state": state, "fail": fail})
+            os.chmod(path, 0o755)
+        script = ('set -euo pipefail; source "$1/tools/aio/lib/common.sh"; '
+                  'source "$1/tools/aio/lib/infra.sh"; ADMIN_PASS=x NEUTRON_CFGS=n.conf; '
+                  'sync_schemas; echo synced')
+        done = subprocess.run(["bash", "-c", script, "-", tools.ROOT], capture_output=True,
+                              text=True, env=dict(os.environ, VMCT_AIO_DIR=state), timeout=60)
+        with open(os.path.join(state, "calls")) as f:
+            calls = [line.split()[3] for line in f]     # $0 --config-file FILE COMMAND
+        timed_out = os.path.exists(os.path.join(state, "timed-out"))
+        return done, calls, timed_out
+
+    def test_every_service_syncs_at_once(self):
+        done, calls, timed_out = self.sync()
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertIn("synced", done.stdout)
+        self.assertFalse(timed_out, "the services' syncs ran one after another")
+        # each service's last command ran (placement's and nova's last: "db sync")
+        for last in ("bootstrap", "db_sync", "upgrade", "db"):
+            self.assertIn(last, calls)
+
+    def test_a_failure_stops_its_service_and_up_names_it(self):
+        done, calls, _ = self.sync(fail="db_sync")    # keystone's and glance's first command
+        self.assertEqual(1, done.returncode)
+        self.assertNotIn("synced", done.stdout)
+        self.assertIn("database init failed: keystone (", done.stderr)
+        self.assertIn("glance (", done.stderr)
+        self.assertNotIn("nova (", done.stderr)
+        self.assertIn("dbinit-keystone.log", done.stderr)
+        # set -e held in keystone's subshell: nothing after its failed db_sync ran
+        self.assertNotIn("bootstrap", calls)
+        self.assertIn("upgrade", calls)
+
+
 class NeutronBackendTestCase(testtools.TestCase):
     """VMCT_AIO_NEUTRON (common.sh) and check_backend (install.sh): a state keeps its backend."""
 
