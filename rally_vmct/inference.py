@@ -30,7 +30,7 @@ verdict and the interval printed beside it cannot disagree:
   cells, the Holm step's level in the seed check's confirmatory family.
 * **what would tell**: with an interval, the smallest ratio (below and above 1) the
   test would detect with 80 % power at this N and these log SDs
-  (:func:`rally_vmct.workloads.stats.detectable_log_ratio`).
+  (:func:`rally_vmct.stats.detectable_log_ratio`).
 
 Mann-Whitney U stays a robustness note beside the verdict (exact, ties included,
 up to 25 per side), never the verdict. Pure Python, no Rally import.
@@ -38,7 +38,7 @@ up to 25 per side), never the verdict. Pure Python, no Rally import.
 
 import math
 
-from rally_vmct.workloads import stats
+from rally_vmct import stats
 
 RULE_LOG = "welch-t-log-hsu"
 RULE_FIELLER = "fieller-hsu"

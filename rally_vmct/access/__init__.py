@@ -9,9 +9,9 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Helpers shared by rally-vmct scenarios: server waiter, reachability probes, SSH.
+"""Access: reaching an instance over the network (floating IP, reachability probes, SSH).
 
 Modules here import neither Rally's task machinery nor OpenStack clients unless
-their docstring says so (``ssh`` uses Rally's SSH class), so they can be unit
-tested with fake clients, a fake clock and no cloud.
+their docstring says so (``ssh`` uses Rally's SSH class, ``floating_ip`` Neutron),
+so they can be unit tested with fake clients, a fake clock and no cloud.
 """

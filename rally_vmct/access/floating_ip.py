@@ -22,7 +22,7 @@ Neutron's refusals become :class:`FloatingIPError` naming ``kind.floating_networ
 and the fix: no free address, no router to the external network, the quota.
 """
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 
 ARGUMENT = "kind.floating_network"
 

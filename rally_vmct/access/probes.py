@@ -24,7 +24,7 @@ per second), which bounds the resolution to about 1 s in that phase.
 
 * :class:`TcpProbe` - TCP connect to ``host:port`` (port 22 by default).
 * :class:`ProxiedTcpProbe` - the same through a proxy command (OpenSSH
-  ProxyCommand syntax, see :mod:`rally_vmct.common.ssh`); reachable once the
+  ProxyCommand syntax, see :mod:`rally_vmct.access.ssh`); reachable once the
   command connected and the SSH banner (``SSH-``) came back through it.
 * :class:`PingProbe` - one ICMP echo (``ping -c 1``) per attempt.
 * :class:`SSHCommandProbe` - an SSH login that runs a command with exit code 0.
@@ -42,7 +42,7 @@ import socket
 import subprocess
 import time
 
-from rally_vmct.common import ssh as vmct_ssh
+from rally_vmct.access import ssh as vmct_ssh
 
 PROBES = ("tcp", "ping", "ssh")
 SSH_BANNER = b"SSH-"

@@ -25,12 +25,12 @@ from rally.common import validation
 from rally_openstack.common import consts
 from rally_openstack.task import context
 
-from rally_vmct.common import ssh
+from rally_vmct.access import ssh
 from rally_vmct import opts
-from rally_vmct.task import host_monitor_output
+from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.task import validators  # noqa: F401  (registers vmct_hosts)
-from rally_vmct.workloads import hostmon
-from rally_vmct.workloads import hostmon_agent
+from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import sampler as hostmon_agent
 
 LOG = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def agent_args(config, parent):
 def launch(spec, config):
     """``(argv, first bytes on stdin)`` of the sampler process of one host spec.
 
-    Local: the agent itself (this Python). Remote: :mod:`host_monitor_ssh`
+    Local: the agent itself (this Python). Remote: :mod:`.remote`
     (this Python), which runs the agent with the host's ``python`` (python3).
     """
     if spec == LOCAL:
@@ -97,7 +97,7 @@ def launch(spec, config):
     host["proxy_command"] = host.get("proxy_command") or opts.get("ssh_proxy_command") or ""
     line = {"host": host, "connect_timeout": opts.get("ssh_connect_timeout"),
             "command": hostmon_agent.command(python, agent_args(config, None))}
-    return ([sys.executable, "-m", "rally_vmct.task.host_monitor_ssh"],
+    return ([sys.executable, "-m", "rally_vmct.hostcost.remote"],
             json.dumps(line).encode() + b"\n")
 
 
@@ -180,7 +180,7 @@ class Sampler:
 class HostMonitor(context.OpenStackContext):
     """Sample the compute hosts during the workload: host CPU and memory, each instance's cost.
 
-    For each host, a sampler (rally_vmct/workloads/hostmon_agent.py, Python 3
+    For each host, a sampler (rally_vmct/hostcost/agent/sampler.py, Python 3
     stdlib only) runs from setup to cleanup and records, about every
     ``interval`` seconds: the host's CPU time split (user, system, iowait,
     steal; all CPUs), memory used and available, and for every Nova instance

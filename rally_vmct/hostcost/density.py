@@ -11,7 +11,7 @@
 # under the License.
 """What ``VMCT.density`` records and reports: per server its boot, per step the host memory.
 
-The contract with the comparison exporter (:mod:`rally_vmct.task.exporters.density_data`),
+The contract with the comparison exporter (:mod:`rally_vmct.hostcost.density_curves`),
 no Rally import:
 
 * complete Table ``"<kind>: density"`` (:data:`COLUMNS`): a row per server in boot
@@ -24,7 +24,7 @@ no Rally import:
   :data:`FIRST_FAILURE` with the failure's text, or :data:`TASK_ABORTED`).
 * additive StatsTable ``"<kind>: density [instances]"``: ``instances_reached``.
 
-Memory per step (:func:`step_cost`, from :mod:`rally_vmct.workloads.hostmon`
+Memory per step (:func:`step_cost`, from :mod:`rally_vmct.hostcost.agent.procfs`
 summaries of a window): the hosts' memory used (MemTotal - MemAvailable, summed
 over every monitored host), its increase since before the first create divided by
 the instances running, and the mean PSS and container memory cgroup of the
@@ -33,8 +33,8 @@ instances the hosts show, per instance.
 
 import dataclasses
 
-from rally_vmct.task import host_monitor_output
-from rally_vmct.workloads import hostmon
+from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.hostcost.agent import procfs as hostmon
 
 TABLE_SUFFIX = ": density"
 LIMIT_SUFFIX = ": density limit"

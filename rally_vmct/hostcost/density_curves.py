@@ -11,22 +11,22 @@
 # under the License.
 """The density curve per kind, from ``VMCT.density``'s tables.
 
-The tables are :mod:`rally_vmct.task.density_output`'s.
+The tables are :mod:`rally_vmct.hostcost.density`'s.
 
 :class:`DensityTally` reads each iteration's ``"<kind>: density"`` and
 ``"<kind>: density limit"`` tables; :func:`curves` gives, per curve (:data:`CURVES`)
 and kind, a point per instance count with the samples' statistics (N, mean, SD,
 the mean's interval) and the ratio to the baseline kind at the same count
-(the page's one rule, :func:`rally_vmct.workloads.inference.compare`; the first kind
+(the page's one rule, :func:`rally_vmct.inference.compare`; the first kind
 that has the point stands in when the baseline has not),
 and per kind how often each limit stopped the filling.
 """
 
 import collections
 
-from rally_vmct.task import density_output
-from rally_vmct.workloads import inference
-from rally_vmct.workloads import stats
+from rally_vmct.hostcost import density as density_output
+from rally_vmct import inference
+from rally_vmct import stats
 
 # (table column, curve label, unit, x: "running" = instances once reachable,
 #  "before" = instances already running while it booted)
@@ -111,7 +111,7 @@ def _point(x, values, base_values, base_kind, confidence):
         point.update(ratio=None, ratio_ci_low=None, ratio_ci_high=None,
                      ratio_ci_unbounded=False, ratio_note="baseline")
         return point
-    # the page's one rule (rally_vmct.workloads.inference), at the page's level
+    # the page's one rule (rally_vmct.inference), at the page's level
     r = inference.compare(inference.sample(values), inference.sample(base_values),
                           round(1.0 - confidence, 12))
     point.update({k: r[k] for k in ("rule", "ratio", "ratio_ci_low", "ratio_ci_high",

@@ -16,7 +16,7 @@ action's start to its last one's end) from every monitored host's file and
 returns Rally complete outputs, for each host the iteration's instance was found
 on (every host when it was found on none, e.g. a kind Nova only pretends to run).
 The instance is a server (its id), or for VMCT.native_benchmark the native
-host's process tree (:func:`rally_vmct.workloads.hostmon.native_id`: the
+host's process tree (:func:`rally_vmct.hostcost.agent.procfs.native_id`: the
 listener on the TCP port it logs in to, when the context's ``native_ports`` has
 it), looked for only on the monitored hosts that are that machine:
 
@@ -26,7 +26,7 @@ it), looked for only on the monitored hosts that are that machine:
 * Lines ``"<kind>: instance memory and disk on <host> [MiB]"`` (when found):
   PSS, RSS, the container's memory cgroup, disk;
 * Table ``"<kind>: host cost by phase on <host>"`` (:data:`PHASE_COLUMNS`): a
-  row per lifecycle phase (:func:`rally_vmct.workloads.hostmon.phases`).
+  row per lifecycle phase (:func:`rally_vmct.hostcost.agent.procfs.phases`).
 
 x is seconds since the iteration's first action started. Reading never fails
 the iteration: a problem becomes a TextArea saying what it was.
@@ -36,13 +36,13 @@ import time
 
 from rally.common import logging
 
-from rally_vmct.common import ssh
+from rally_vmct.access import ssh
 from rally_vmct.workloads import facts
-from rally_vmct.workloads import hostmon
+from rally_vmct.hostcost.agent import procfs as hostmon
 
 LOG = logging.getLogger(__name__)
 
-KEY = "vmct_host_monitor"      # the context (rally_vmct.task.contexts.host_monitor)
+KEY = "vmct_host_monitor"      # the context (rally_vmct.hostcost.context)
 LOCAL = "local"                 # the context's host spec of the Rally machine itself
 NATIVE_PORTS = "native_ports"   # its config key: the native hosts' listeners measured
 PHASE_TABLE = "host cost by phase"
@@ -202,7 +202,7 @@ def charts(context, kind, server_id, actions, address=None):
     """Complete outputs of the host monitor for one iteration; [] without the context.
 
     :param server_id: the instance: a server id, or a native host's
-        :func:`rally_vmct.workloads.hostmon.native_id`
+        :func:`rally_vmct.hostcost.agent.procfs.native_id`
     :param address: the machine the instance is on (a native host's address):
         only the monitored hosts that are it (:func:`hosts_at`)
     """

@@ -13,7 +13,7 @@
 
 Every iteration of a VMCT server scenario run with the ``vmct_host_monitor``
 context has, per host its server was on, a complete Table ``"<kind>: host cost
-by phase on <host>"`` (:mod:`rally_vmct.task.host_monitor_output`, a row per
+by phase on <host>"`` (:mod:`rally_vmct.hostcost.iteration`, a row per
 phase). :func:`samples` turns the rows of the phases in :data:`PHASES` into one
 sample per iteration of each figure in :data:`FIGURES`; the comparison groups
 them like any other metric (source ``host``, group ``host cost: <phase>``), so
@@ -23,7 +23,7 @@ take the workload's reboot type (``reboot (soft)``): soft and hard are never one
 group.
 """
 
-from rally_vmct.task import host_monitor_output as hmo
+from rally_vmct.hostcost import iteration as hmo
 
 SOURCE = "host"
 GROUP_PREFIX = "host cost: "

@@ -15,12 +15,12 @@
 workers after the context's setup, and an SSH transport thread must not be
 forked with them)::
 
-    python -m rally_vmct.task.host_monitor_ssh < spec, stdout > the host's file
+    python -m rally_vmct.hostcost.remote < spec, stdout > the host's file
 
 The first line of stdin is ``{"host": a Host spec (benchmarking.Host; the
 proxy command resolved), "connect_timeout": S, "command": the agent's argv}``;
 stdin then stays open. The relay connects like VMCT.native_benchmark (key,
-password, OpenSSH-style proxy command: :mod:`rally_vmct.common.ssh`), compares
+password, OpenSSH-style proxy command: :mod:`rally_vmct.access.ssh`), compares
 the host's clock with this one, starts the agent with its payload on stdin and
 writes each of its lines to stdout. When the clocks differ by more than the
 measurement's uncertainty, ``"t"`` is moved to this host's clock (``"host_t"``
@@ -37,8 +37,8 @@ import shlex
 import sys
 import time
 
-from rally_vmct.common import ssh
-from rally_vmct.workloads import hostmon_agent
+from rally_vmct.access import ssh
+from rally_vmct.hostcost.agent import sampler as hostmon_agent
 
 CLOCK_COMMANDS = ("date +%s.%N", "python3 -c 'import time; print(repr(time.time()))'")
 

@@ -19,7 +19,7 @@ vmct-comparison-json --to FILE.json``, or the ``.json`` next to the HTML page). 
 every metric that both runs measured for the same kind, concurrency and sysbench
 dialect (lifecycle phases by default, every group with ``--all``), the candidate run
 is compared with the baseline run by the comparison page's one rule
-(:func:`rally_vmct.workloads.inference.compare`: Welch's t on log values, Hsu's df):
+(:func:`rally_vmct.inference.compare`: Welch's t on log values, Hsu's df):
 the ratio candidate / baseline of geometric means and its interval.
 
 * **regressed**: the interval lies wholly beyond the tolerance on the worse side
@@ -41,8 +41,8 @@ import collections
 import json
 import sys
 
-from rally_vmct.workloads import inference
-from rally_vmct.workloads import stats
+from rally_vmct import inference
+from rally_vmct import stats
 
 REGRESSED, IMPROVED, SAME, CANNOT_TELL = "regressed", "improved", "same", "cannot tell"
 KEY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit", "dialect",

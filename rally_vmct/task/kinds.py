@@ -27,7 +27,7 @@ on that kind of compute host::
 
 With ``floating_network`` (an external network's name or id) every server of
 the kind gets a floating IP of that network once it is ACTIVE
-(:mod:`rally_vmct.task.server.floating_ip`), the address every probe, SSH
+(:mod:`rally_vmct.access.floating_ip`), the address every probe, SSH
 session and workload uses, released when the server is deleted.
 
 Scenarios annotate their argument with :data:`KindArg`: Rally validates the

@@ -25,7 +25,7 @@ caller gives (osclients-like: ``glance(version)``, ``nova()``, ``neutron()``).
 
 import re
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 
 # Glance formats of a kernel (aki) and a ramdisk (ari): never a bootable disk.
 KERNEL_FORMATS = ("aki", "ari")

@@ -46,14 +46,14 @@ from rally.common import validation
 from rally.task import validation as task_validation
 from rally_openstack.common import consts
 
-from rally_vmct.common import probes
-from rally_vmct.common import ssh as vmct_ssh
+from rally_vmct.access import probes
+from rally_vmct.access import ssh as vmct_ssh
 from rally_vmct import opts
 from rally_vmct.task import capacity
 from rally_vmct.task.contexts import netperf_peer as peer_context
-from rally_vmct.task import host_monitor_output
+from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.task import kinds
-from rally_vmct.task.server import session as server_session
+from rally_vmct.timing import session as server_session
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import repeat
 from rally_vmct.workloads import storage
@@ -455,7 +455,7 @@ class HostsValidator(validation.Validator):
     """The proxy commands of the SSH hosts (``hosts``, ``netperf_peer.ssh``) expand.
 
     What ``vmct_access`` checks of a scenario's own ``proxy_command``, for each
-    :class:`rally_vmct.task.benchmarking.Host` entry ("" or none: the default).
+    :class:`rally_vmct.task.scenarios.benchmark.shared.Host` entry ("" or none: the default).
     """
 
     def validate(self, context, config, plugin_cls, plugin_cfg):

@@ -9,8 +9,12 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The measurement core: one Nova server's timed lifecycle.
+"""The timing core: how a phase is timed and observed, one Nova server at a time.
 
+* :mod:`.waiter` -- fast polling of one server, every state change time-stamped;
+  :mod:`.watcher` the batched form (one Nova list per poll for many servers).
+* :mod:`.timeline` -- phases recorded as Rally atomic actions bounded by observed instants.
+* :mod:`.instance_actions` -- Nova's own record (``os-instance-actions``) and reboot paths.
 * :mod:`.session` -- :class:`~.session.ServerSession`: boot (``vmct.build``),
   wait for network and SSH, delete, cleanup; the per-server record.
 * :mod:`.power` -- reboot, stop and start phases on a session.

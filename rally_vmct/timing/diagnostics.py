@@ -17,8 +17,8 @@
 * :func:`lifecycle_chart`: the additive "<kind>: lifecycle [s]" chart.
 """
 
-from rally_vmct.common import instance_actions
-from rally_vmct.common import waiter
+from rally_vmct.timing import instance_actions
+from rally_vmct.timing import waiter
 from rally_vmct.task import output
 
 

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""Reboot, stop and start phases of a :class:`~rally_vmct.task.server.session.ServerSession`.
+"""Reboot, stop and start phases of a :class:`~rally_vmct.timing.session.ServerSession`.
 
 A reboot is recorded as ``vmct.reboot_<type>`` with the children
 ``.left_active``, ``.active``, ``.reachable`` and ``.ssh_ready`` (in that
@@ -21,8 +21,8 @@ harness cannot reach) there is no ``.reachable`` or ``.ssh_ready``: a reboot or
 start ends when the server is ACTIVE again.
 """
 
-from rally_vmct.common import instance_actions
-from rally_vmct.common import waiter
+from rally_vmct.timing import instance_actions
+from rally_vmct.timing import waiter
 from rally_vmct import opts
 
 REBOOT_STATUSES = ("REBOOT", "HARD_REBOOT")

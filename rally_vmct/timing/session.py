@@ -12,8 +12,8 @@
 """One Nova server driven and timed phase by phase: :class:`ServerSession`.
 
 Each phase is timed from the transitions the fast waiter observed (see
-:mod:`rally_vmct.common.waiter`) and recorded as a Rally atomic action bounded
-by them (:mod:`rally_vmct.common.timeline`):
+:mod:`rally_vmct.timing.waiter`) and recorded as a Rally atomic action bounded
+by them (:mod:`rally_vmct.timing.timeline`):
 
 ==========================  ===================================================
 ``vmct.build``              create request -> ACTIVE (:meth:`ServerSession.boot`)
@@ -24,14 +24,14 @@ by them (:mod:`rally_vmct.common.timeline`):
 ``vmct.delete``             delete request -> gone (404)
 ==========================  ===================================================
 
-Reboot, stop and start are in :mod:`rally_vmct.task.server.power`. What the
+Reboot, stop and start are in :mod:`rally_vmct.timing.power`. What the
 session observed (requests, transitions, probe attempts, phase durations) is
-its :class:`Record`, from which :mod:`rally_vmct.task.server.diagnostics`
+its :class:`Record`, from which :mod:`rally_vmct.timing.diagnostics`
 makes the iteration's tables.
 
 With the kind's ``floating_network`` the session's ``address`` (every probe,
 SSH session and workload) is the floating IP it created; :meth:`ServerSession.finish`
-releases it, after a failed iteration too (:mod:`rally_vmct.task.server.floating_ip`).
+releases it, after a failed iteration too (:mod:`rally_vmct.access.floating_ip`).
 """
 
 import collections
@@ -40,16 +40,16 @@ import os
 
 from rally.common import logging
 
-from rally_vmct.common import instance_actions
-from rally_vmct.common import probes
-from rally_vmct.common import ssh as vmct_ssh
-from rally_vmct.common import timeline
-from rally_vmct.common import waiter
-from rally_vmct.common import watcher
+from rally_vmct.timing import instance_actions
+from rally_vmct.access import probes
+from rally_vmct.access import ssh as vmct_ssh
+from rally_vmct.timing import timeline
+from rally_vmct.timing import waiter
+from rally_vmct.timing import watcher
 from rally_vmct import opts
 from rally_vmct.task import kinds
 from rally_vmct.task import lookup
-from rally_vmct.task.server import floating_ip as floating_ip_lib
+from rally_vmct.access import floating_ip as floating_ip_lib
 
 LOG = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ class ServerSession:
     :param kind: the instance kind (:mod:`rally_vmct.task.kinds`)
     :param access: :class:`Access`
     :param atomic_actions: the list the ``vmct.*`` atomic actions go into
-    :param clock: :class:`rally_vmct.common.waiter.Clock` (tests: a fake one)
+    :param clock: :class:`rally_vmct.timing.waiter.Clock` (tests: a fake one)
     """
 
     clock = waiter.Clock()
@@ -232,7 +232,7 @@ class ServerSession:
         return found
 
     def poll_cost(self):
-        """:class:`~rally_vmct.common.waiter.PollCost` of every poll of the server so far."""
+        """:class:`~rally_vmct.timing.waiter.PollCost` of every poll of the server so far."""
         costs = [found.cost() for found in self.waiters]
         return sum(costs[1:], costs[0]) if costs else None
 
@@ -285,7 +285,7 @@ class ServerSession:
         return sorted(candidates)[0][2]
 
     def ssh_client(self):
-        """A :class:`rally_vmct.common.ssh.SSH` to the server (proxy command applied)."""
+        """A :class:`rally_vmct.access.ssh.SSH` to the server (proxy command applied)."""
         return vmct_ssh.SSH(kinds.ssh_user(self.kind), self.address, kinds.ssh_port(self.kind),
                             pkey=self.access.pkey, key_filename=self.access.key_filename,
                             proxy_command=self.access.proxy_command,

@@ -30,7 +30,7 @@ every ``interval`` seconds (``[vmct] poll_interval``, 0.2 s by default) and:
   ERROR, and :class:`WaitTimeout` naming what it waited for and what it last saw;
 * counts the requests its polls cost (:meth:`ServerWaiter.cost`).
 
-Given a :class:`rally_vmct.common.watcher.Watcher` (``[vmct] poll_mode = batched``),
+Given a :class:`rally_vmct.timing.watcher.Watcher` (``[vmct] poll_mode = batched``),
 a waiter gets its server's state from the watcher's one list call per poll for
 every server the process waits for, instead of a GET of its own; the
 transitions, observations and errors are the same.
@@ -338,7 +338,7 @@ class ServerWaiter:
 
     ``get_server`` raises a 404 client error (see :func:`is_not_found`) once the
     server is gone; every other exception goes through the :class:`Pacer`. With
-    a ``watcher`` (:class:`rally_vmct.common.watcher.Watcher`), each poll is the
+    a ``watcher`` (:class:`rally_vmct.timing.watcher.Watcher`), each poll is the
     watcher's next list call instead; ``get_server`` is then only used for a
     server the list has not shown yet, or whose last look is too old to extend
     everyone's changes-since window to (one GET, counted to this server).
@@ -549,7 +549,7 @@ class ProbeResult:
 def wait_until(check, timeout, interval, what, clock=None, started_at=None):
     """Call ``check()`` every ``interval`` s until it answers ``(True, detail)``.
 
-    ``check`` should not block for long (the probes in :mod:`rally_vmct.common.probes`
+    ``check`` should not block for long (the probes in :mod:`rally_vmct.access.probes`
     keep their attempts in flight between calls). Raises :class:`WaitTimeout`
     with the last failure detail.
     """

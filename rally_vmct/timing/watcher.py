@@ -15,7 +15,7 @@ Per-server polling GETs each server every ``poll_interval``: at concurrency 256,
 up to 1,280 requests per second to nova-api. Rally runs iterations as threads
 inside worker processes, so a :class:`Watcher`, one per process and Nova endpoint,
 project and user (:func:`shared`), lists ``GET /servers/detail?changes-since=T``
-every ``poll_interval`` while any :class:`~rally_vmct.common.waiter.ServerWaiter`
+every ``poll_interval`` while any :class:`~rally_vmct.timing.waiter.ServerWaiter`
 of it waits, and hands each waiter its server's new state. What Nova answers
 (Nova 34, ``api/openstack/compute/servers.py`` ``_get_servers``, the ``show``
 view per entry, ``db/main/api.py`` ``instance_get_all_by_filters_sort``):
@@ -41,7 +41,7 @@ host's. Transitions keep their meaning: 'at' is when the list's answer arrived,
 
 Lists are paced like a server's GETs (interval, rate cap, back-off after API
 errors), and an action request (create, reboot...) makes the next one go at
-once, as :meth:`~rally_vmct.common.waiter.Pacer.sent` does. One list is in
+once, as :meth:`~rally_vmct.timing.waiter.Pacer.sent` does. One list is in
 flight at a time: the poll period is the longer of the interval and the list's
 latency. There is no thread of its own: a waiter that finds a list due sends it
 for all, the others wait for its answer. Each list's requests are shared among
@@ -53,7 +53,7 @@ import datetime
 import os
 import threading
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 
 # Nova's [api] max_limit default: a page this long is followed by the next one.
 PAGE_SIZE = 1000

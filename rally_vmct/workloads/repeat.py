@@ -20,7 +20,7 @@ otherwise.
 Pure: the runner asks :meth:`RunPolicy.done` after each run.
 """
 
-from rally_vmct.workloads import stats
+from rally_vmct import stats
 
 
 class RunPolicyError(ValueError):

@@ -25,7 +25,7 @@ from rally_vmct.workloads import guest_tools
 from rally_vmct.workloads import netperf
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import repeat
-from rally_vmct.workloads import stats
+from rally_vmct import stats
 from rally_vmct.workloads import storage
 from rally_vmct.workloads import sysbench
 from rally_vmct.workloads.metrics import Metric

@@ -57,7 +57,7 @@ from rally.task import scenario as rally_scenario
 from rally.task import sla as rally_sla
 from rally.task import types as rally_types
 
-from rally_vmct.task.exporters import comparison
+from rally_vmct.task.exporters.comparison import plugin as comparison
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task import validators

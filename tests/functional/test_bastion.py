@@ -12,7 +12,7 @@ a bastion (jump host):
 
 The proxy command is ``samples/tasks/args/example-cloud.yaml``'s own, word for word,
 run in the client namespace (``ip netns exec``): the project's SSH client
-(:mod:`rally_vmct.common.ssh`), its probes and a server session's network wait go
+(:mod:`rally_vmct.access.ssh`), its probes and a server session's network wait go
 through it. Nothing is routed from the root namespace; the namespaces and their
 ``/etc/netns`` files are removed on cleanup.
 """
@@ -28,13 +28,13 @@ import fixtures
 import testtools
 import yaml
 
-from rally_vmct.common import probes
-from rally_vmct.common import ssh
-from rally_vmct.common import waiter
+from rally_vmct.access import probes
+from rally_vmct.access import ssh
+from rally_vmct.timing import waiter
 from rally_vmct import opts
-from rally_vmct.task.server import session as server_session
+from rally_vmct.timing import session as server_session
 from tests.functional import sshd
-from tests.unit.common import fakes
+from tests.unit.timing import fakes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "samples", "tasks", "args", "example-cloud.yaml")

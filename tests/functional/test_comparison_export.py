@@ -20,7 +20,7 @@ import textwrap
 import fixtures
 import testtools
 
-from rally_vmct.task.exporters import comparison_data
+from rally_vmct.task.exporters.comparison import analyse as comparison_data
 from tests.functional import test_comparison_export_browser as browser_test
 
 RALLY = os.path.join(os.path.dirname(sys.executable), "rally")

@@ -23,10 +23,10 @@ import time
 import fixtures
 import testtools
 
-from rally_vmct.task.exporters import comparison_data
-from rally_vmct.task.exporters import comparison_render
+from rally_vmct.task.exporters.comparison import analyse as comparison_data
+from rally_vmct.task.exporters.comparison import render as comparison_render
 from rally_vmct.task import output
-from tests.unit.task.exporters import sample_results
+from tests.unit.task.exporters.comparison import sample_results
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu",
                   "--disable-background-networking", "--disable-component-update",

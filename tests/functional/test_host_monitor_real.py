@@ -41,10 +41,10 @@ from rally import plugins
 import testtools
 
 from rally_vmct import opts
-from rally_vmct.task.contexts import host_monitor
-from rally_vmct.task import host_monitor_output
-from rally_vmct.workloads import hostmon
-from rally_vmct.workloads import hostmon_agent
+from rally_vmct.hostcost import context as host_monitor
+from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import sampler as hostmon_agent
 from tests.functional import containers
 from tests.functional import sshd
 

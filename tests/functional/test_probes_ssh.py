@@ -15,9 +15,9 @@ import fixtures
 from rally import exceptions as rally_exceptions
 import testtools
 
-from rally_vmct.common import probes
-from rally_vmct.common import ssh
-from rally_vmct.common import waiter
+from rally_vmct.access import probes
+from rally_vmct.access import ssh
+from rally_vmct.timing import waiter
 from tests.functional import sshd
 from tests.functional import test_ssh_quiet
 

@@ -18,7 +18,7 @@ import fixtures
 from rally import exceptions as rally_exceptions
 import testtools
 
-from rally_vmct.common import ssh
+from rally_vmct.access import ssh
 from tests.functional import sshd
 
 COMMANDS = (("true", ""), ("echo vmct", "vmct\n"), ("uname -s", "Linux\n"))

@@ -1,4 +1,4 @@
-"""Unit tests of the one comparison rule (rally_vmct.workloads.inference) and the
+"""Unit tests of the one comparison rule (rally_vmct.inference) and the
 log-scale statistics under it (stats.log_ratio, tost_p, outside_p, holm_levels,
 n_per_side), with reference values from scipy (a test requirement only)."""
 
@@ -8,8 +8,8 @@ import numpy
 from scipy import stats as sps
 import testtools
 
-from rally_vmct.workloads import inference
-from rally_vmct.workloads import stats
+from rally_vmct import inference
+from rally_vmct import stats
 
 # The issue's demo example: qemu-tcg vs native sysbench cpu, and docker vs qemu-tcg
 # delete, 3 vs 3 (values shaped to the intervals the issue quotes).

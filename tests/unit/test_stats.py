@@ -1,4 +1,4 @@
-"""Unit tests of rally_vmct.workloads.stats against hand-computed values and scipy.
+"""Unit tests of rally_vmct.stats against hand-computed values and scipy.
 
 scipy is a test requirement only: the plugin computes everything itself, and the
 reference values here come from scipy.stats on real-looking benchmark samples.
@@ -12,7 +12,7 @@ from rally.task.processing import utils as rally_utils
 from scipy import stats as sps
 import testtools
 
-from rally_vmct.workloads import stats
+from rally_vmct import stats
 
 # [2, 4, 4, 4, 5, 5, 7, 9]: sum 40, mean 5, squared deviations 9+1+1+1+0+0+4+16 = 32.
 SAMPLE = [9, 4, 5, 2, 4, 7, 4, 5]

@@ -14,7 +14,7 @@ ML2/OVN claimed by that host's own chassis. The kinds run at once, each on a con
 own; every line starts with its kind. Exit 0 when every step passed.
 
 Polling, SSH through the proxy command, the restart check and the workloads are rally-vmct's own
-(rally_vmct.common.waiter, .probes, .ssh; rally_vmct.workloads.runner), so tools/aio/smoke runs
+(rally_vmct.timing.waiter, .probes, .ssh; rally_vmct.workloads.runner), so tools/aio/smoke runs
 this with the AIO's Rally venv, which has this checkout installed (tools/aio/rally-env), and
 the admin credentials:  tools/aio/smoke [--kind NAME]...   (default: every kind)
 """
@@ -34,9 +34,9 @@ import openstack
 import paramiko
 import yaml
 
-from rally_vmct.common import probes
-from rally_vmct.common import ssh as vmct_ssh
-from rally_vmct.common import waiter
+from rally_vmct.access import probes
+from rally_vmct.access import ssh as vmct_ssh
+from rally_vmct.timing import waiter
 from rally_vmct.workloads import guest_tools
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner

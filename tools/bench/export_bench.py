@@ -18,9 +18,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from rally.task import exporter  # noqa: E402
 
-from rally_vmct.task.exporters import comparison  # noqa: E402
-from rally_vmct.task.exporters import comparison_data  # noqa: E402
-from rally_vmct.task.exporters import comparison_render  # noqa: E402
+from rally_vmct.task.exporters.comparison import plugin as comparison  # noqa: E402
+from rally_vmct.task.exporters.comparison import analyse as comparison_data  # noqa: E402
+from rally_vmct.task.exporters.comparison import render as comparison_render  # noqa: E402
 from rally_vmct.task import output  # noqa: E402
 
 KINDS = {"kvm": (14.0, 6.0, 3.0, 0.93), "docker": (3.0, 0.8, 1.2, 0.99),

@@ -50,8 +50,8 @@ sys.path.insert(0, ROOT)
 from oslo_config import cfg  # noqa: E402
 
 from rally_vmct import opts  # noqa: E402
-from rally_vmct.task.server import session as server_session  # noqa: E402
-from tests.unit.common import fakes  # noqa: E402
+from rally_vmct.timing import session as server_session  # noqa: E402
+from tests.unit.timing import fakes  # noqa: E402
 
 MODES = ("per_server", "batched")
 KIND = {"name": "fake", "image": {"name": "img"}, "flavor": {"name": "flv"}}

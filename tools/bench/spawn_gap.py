@@ -42,8 +42,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import smoke  # noqa: E402  (tools/aio/smoke.py: the AIO's connection and kinds)
 
-from rally_vmct.common import probes  # noqa: E402
-from rally_vmct.common import waiter  # noqa: E402
+from rally_vmct.access import probes  # noqa: E402
+from rally_vmct.timing import waiter  # noqa: E402
 
 AIO = os.environ.get("VMCT_AIO_DIR", "/var/tmp/vmct-aio")
 POLL = 0.1

@@ -4,7 +4,7 @@
 
 Draws log-normal samples (the shape of benchmark timings and rates) and runs each
 procedure of the comparison page exactly as the exporter does, through
-rally_vmct.workloads.inference and stats:
+rally_vmct.inference and stats:
 
 * false-positive rate (true ratio of medians 1; the nominal level 0.05) at N = 3, 5, 8
   per side, with equal CVs (10 % and 10 %) and tenfold different CVs (5 % and 50 %):
@@ -31,8 +31,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-from rally_vmct.workloads import inference  # noqa: E402
-from rally_vmct.workloads import stats  # noqa: E402
+from rally_vmct import inference  # noqa: E402
+from rally_vmct import stats  # noqa: E402
 
 ALPHA = 0.05
 BAND = 0.05

@@ -114,10 +114,10 @@ from rally.common import opts as rally_opts  # noqa: E402
 from rally_openstack.common import osclients  # noqa: E402
 from rally_openstack.task.scenarios.nova import utils as nova_utils  # noqa: E402
 
-from rally_vmct.common import waiter  # noqa: E402
+from rally_vmct.timing import waiter  # noqa: E402
 from rally_vmct import opts as vmct_opts  # noqa: E402
-from rally_vmct.task.server import power  # noqa: E402
-from rally_vmct.task.server import session as server_session  # noqa: E402
+from rally_vmct.timing import power  # noqa: E402
+from rally_vmct.timing import session as server_session  # noqa: E402
 import smoke  # noqa: E402  (tools/aio/smoke.py: task-args.yaml's kinds, the connection)
 import timer_accuracy_calc as calc  # noqa: E402
 

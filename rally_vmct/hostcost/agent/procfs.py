@@ -13,7 +13,7 @@
 
 Two halves, stdlib only and no I/O of their own:
 
-* **Host side** (used by :mod:`rally_vmct.workloads.hostmon_agent`, which ships
+* **Host side** (used by :mod:`rally_vmct.hostcost.agent.sampler`, which ships
   this module with it over SSH, so it must stay stdlib-only and ASCII): parsers
   of ``/proc/stat``, ``/proc/meminfo``, ``/proc/PID/smaps_rollup``,
   ``/proc/PID/stat``, ``/proc/PID/cgroup``, ``/proc/self/mountinfo`` and the
@@ -25,7 +25,7 @@ Two halves, stdlib only and no I/O of their own:
   the native host's process tree: ``/proc/net/tcp`` and ``tcp6`` LISTEN sockets, the
   ``socket:[inode]`` links of ``/proc/PID/fd``, parents and descendants.
 * **Consumer side** (the iteration's output,
-  :mod:`rally_vmct.task.host_monitor_output`): the samples of a time window read
+  :mod:`rally_vmct.hostcost.iteration`): the samples of a time window read
   from an agent's JSON-lines file (bisected, the file grows all task long), values
   interpolated at phase bounds, the phases of an iteration from its atomic
   actions, and per phase the host CPU seconds and split, memory mean and max, the

@@ -12,12 +12,12 @@
 """The host monitor's sampler: one JSON line per sample of a compute host, about once a second.
 
 Stdlib only (Python >= 3.6 on the host), so it runs on any compute host:
-``vmct_host_monitor`` ships it with :mod:`rally_vmct.workloads.hostmon` over
+``vmct_host_monitor`` ships it with :mod:`rally_vmct.hostcost.agent.procfs` over
 SSH (or to a local interpreter) as :func:`command` and :func:`payload`::
 
     python3 -u -c BOOTSTRAP [ARGS]     stdin: both modules, then kept open
 
-By hand, from a source tree: ``python3 rally_vmct/workloads/hostmon_agent.py
+By hand, from a source tree: ``python3 rally_vmct/hostcost/agent/sampler.py
 --count 3``. ARGS:
 
 ``--interval S`` (1.0) seconds between samples; ``--disk-interval S`` (10.0)
@@ -77,7 +77,7 @@ import time
 import urllib.parse
 
 try:
-    from rally_vmct.workloads import hostmon
+    from rally_vmct.hostcost.agent import procfs as hostmon
 except ImportError:     # shipped alone: BOOTSTRAP loaded it as "hostmon" first
     import hostmon
 

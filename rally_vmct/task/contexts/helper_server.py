@@ -12,7 +12,7 @@
 """One server a ``vmct_*`` context boots for a tenant: boot, SSH, snapshot, delete.
 
 The contexts (``vmct_netperf_peer``, ``vmct_workload_image``) drive their
-servers through the same :class:`rally_vmct.task.server.session.ServerSession`
+servers through the same :class:`rally_vmct.timing.session.ServerSession`
 as the scenarios (fast polling, Nova faults in errors, the proxy command, the
 tenant's keypair and security group, the network context's network), as the
 tenant's user. :meth:`HelperServer.close` always deletes the server and waits
@@ -27,11 +27,11 @@ from rally.common import validation
 from rally.task import scenario as rally_scenario
 from rally_openstack.common import osclients
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 from rally_vmct import opts
 from rally_vmct.task import kinds
-from rally_vmct.task.server import power
-from rally_vmct.task.server import session as server_session
+from rally_vmct.timing import power
+from rally_vmct.timing import session as server_session
 from rally_vmct.workloads import guest_tools
 
 LOG = logging.getLogger(__name__)

@@ -44,8 +44,8 @@ from rally.task import validation
 from rally_openstack.common import consts
 import typing_extensions as te
 
-from rally_vmct.common import instance_actions
-from rally_vmct.common import waiter
+from rally_vmct.timing import instance_actions
+from rally_vmct.timing import waiter
 from rally_vmct import opts
 from rally_vmct.task import kinds
 from rally_vmct.task.scenarios import instance

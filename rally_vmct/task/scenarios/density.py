@@ -11,11 +11,11 @@
 # under the License.
 """Density: how many instances of a kind a cloud runs, and what each one costs as they pile up.
 
-Each server is driven by its :class:`rally_vmct.task.server.session.ServerSession`
+Each server is driven by its :class:`rally_vmct.timing.session.ServerSession`
 (boot to ACTIVE, wait until reachable) as in :mod:`.lifecycle`; its phases nest
 under the step's ``vmct.density.step_N`` atomic action, so they never mix with
 the lifecycle scenarios' ``vmct.build`` figures in the comparison. What is
-recorded and reported is :mod:`rally_vmct.task.density_output`.
+recorded and reported is :mod:`rally_vmct.hostcost.density`.
 """
 
 import typing as t
@@ -25,8 +25,8 @@ from rally.common import objects
 from rally import consts
 from rally.task import scenario
 
-from rally_vmct.common import timeline
-from rally_vmct.task import density_output
+from rally_vmct.timing import timeline
+from rally_vmct.hostcost import density as density_output
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import instance

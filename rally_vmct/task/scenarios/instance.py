@@ -12,7 +12,7 @@
 """Base class of the rally-vmct scenarios that boot Nova servers of a kind.
 
 A scenario drives each server through a
-:class:`rally_vmct.task.server.session.ServerSession`, which times every phase
+:class:`rally_vmct.timing.session.ServerSession`, which times every phase
 (``vmct.build``, ``vmct.wait_for_network``, ``vmct.delete``...) into the
 scenario's atomic actions. ``run()`` reads top-down::
 
@@ -30,11 +30,11 @@ tables (server transitions, instance actions) to the iteration's output.
 
 from rally_openstack.task.scenarios.nova import utils as nova_utils
 
-from rally_vmct.common import waiter
-from rally_vmct.task import host_monitor_output
+from rally_vmct.timing import waiter
+from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.task import kinds
-from rally_vmct.task.server import diagnostics
-from rally_vmct.task.server import session as server_session
+from rally_vmct.timing import diagnostics
+from rally_vmct.timing import session as server_session
 
 
 class InstanceScenario(nova_utils.NovaScenario):

@@ -12,8 +12,8 @@
 """Lifecycle scenarios: boot / wait for network / delete, reboots, stop and start.
 
 Each phase is timed by the server's session
-(:mod:`rally_vmct.task.server.session`: boot, network, delete;
-:mod:`rally_vmct.task.server.power`: reboots, stop and start) from the
+(:mod:`rally_vmct.timing.session`: boot, network, delete;
+:mod:`rally_vmct.timing.power`: reboots, stop and start) from the
 transitions the fast waiter observed (poll every ``[vmct] poll_interval`` s)
 and recorded as a ``vmct.*`` atomic action. With ``probe: none`` (a kind whose
 instances cannot be reached, e.g. Nova's fake driver) the network and SSH
@@ -28,8 +28,8 @@ from rally.task import scenario
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import instance
-from rally_vmct.task.server import diagnostics
-from rally_vmct.task.server import power
+from rally_vmct.timing import diagnostics
+from rally_vmct.timing import power
 from rally_vmct.task import validators
 
 # "none": the instances cannot be reached; no network or SSH phase (session.NO_PROBE)

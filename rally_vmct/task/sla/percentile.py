@@ -22,7 +22,7 @@ The percentile of the action's durations (every occurrence, nested ones too, in
 the iterations without an error; linear interpolation between ranks, as Rally's
 report computes it) must not exceed ``max_seconds``. The details give the
 distribution-free interval of that percentile at ``confidence`` (default 0.95: the
-order statistics whose ranks bound it, :func:`rally_vmct.workloads.stats.
+order statistics whose ranks bound it, :func:`rally_vmct.stats.
 quantile_interval`), and say whether the limit lies above the interval (met for
 sure at that confidence), inside it, or below it. With ``require_upper_bound:
 true`` the SLA passes only when the interval's upper bound is within the limit,
@@ -32,7 +32,7 @@ how many). An action that never succeeded fails the SLA, naming it.
 
 from rally.task import sla
 
-from rally_vmct.workloads import stats
+from rally_vmct import stats
 
 NAME = "vmct_percentile"
 

@@ -2,14 +2,14 @@
 
 from unittest import mock
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 from rally_vmct.task.contexts import helper_server
 from rally_vmct.task.contexts import netperf_peer
 from rally_vmct.task import lookup
 from rally_vmct.task.scenarios import lifecycle
-from rally_vmct.task.server import floating_ip
-from rally_vmct.task.server import session as server_session
-from tests.unit.common import fakes
+from rally_vmct.access import floating_ip
+from rally_vmct.timing import session as server_session
+from tests.unit.timing import fakes
 from tests.unit.task.contexts import base
 from tests.unit.task.scenarios import test_lifecycle
 

@@ -15,7 +15,7 @@ from rally import exceptions as rally_exceptions
 from rally.utils import sshutils
 import testtools
 
-from rally_vmct.common import ssh
+from rally_vmct.access import ssh
 
 # A proxy that ignores SIGTERM, writes nothing and reads nothing: only a SIGKILL ends it.
 STUBBORN = ["sh", "-c", "trap '' TERM; exec sleep 30"]

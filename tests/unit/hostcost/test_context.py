@@ -16,9 +16,9 @@ from rally import plugins
 import testtools
 
 from rally_vmct import opts
-from rally_vmct.task.contexts import host_monitor
-from rally_vmct.workloads import hostmon
-from rally_vmct.workloads import hostmon_agent
+from rally_vmct.hostcost import context as host_monitor
+from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import sampler as hostmon_agent
 
 KEY = host_monitor.KEY
 
@@ -87,7 +87,7 @@ class HostMonitorTestCase(testtools.TestCase):
         # watches its parent: killed here, it is reparented and stops.
         script = (
             "import os, subprocess, sys, time\n"
-            "from rally_vmct.workloads import hostmon_agent as a\n"
+            "from rally_vmct.hostcost.agent import sampler as a\n"
             "p = subprocess.Popen(a.command(sys.executable, ['--interval', '0.1', "
             "'--docker-socket', '', '--parent-pid', str(os.getpid())]), stdin=subprocess.PIPE, "
             "stdout=subprocess.DEVNULL, start_new_session=True)\n"
@@ -183,7 +183,7 @@ class LaunchTestCase(testtools.TestCase):
         with mock.patch.object(opts, "get", {"ssh_proxy_command": "ssh -W %h:%p bastion",
                                              "ssh_connect_timeout": 7.0}.get):
             argv, first = host_monitor.launch(spec, self.CONFIG)
-        self.assertEqual([sys.executable, "-m", "rally_vmct.task.host_monitor_ssh"], argv)
+        self.assertEqual([sys.executable, "-m", "rally_vmct.hostcost.remote"], argv)
         line = json.loads(first)
         self.assertEqual({"host": "compute-1", "user": "stack", "key_file": "/k",
                           "proxy_command": "ssh -W %h:%p bastion"}, line["host"])

@@ -6,15 +6,15 @@ import json
 
 import testtools
 
-from rally_vmct.task import density_output
-from rally_vmct.task.exporters import comparison_data as cdata
-from rally_vmct.task.exporters import comparison_render
-from rally_vmct.task.exporters import density_data
-from rally_vmct.task.exporters import host_cost
-from rally_vmct.task import host_monitor_output
+from rally_vmct.hostcost import density as density_output
+from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import render as comparison_render
+from rally_vmct.hostcost import density_curves as density_data
+from rally_vmct.hostcost import phase_samples as host_cost
+from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.task import output
-from rally_vmct.workloads import inference
-from tests.unit.task.exporters import sample_results as sr
+from rally_vmct import inference
+from tests.unit.task.exporters.comparison import sample_results as sr
 
 MIB = 1024 * 1024
 

@@ -6,12 +6,12 @@ import os
 import fixtures
 import testtools
 
-from rally_vmct.task import host_monitor_output as hmo
+from rally_vmct.hostcost import iteration as hmo
 from rally_vmct.task.scenarios import lifecycle
-from rally_vmct.workloads import hostmon
-from tests.unit.common import fakes
+from rally_vmct.hostcost.agent import procfs as hostmon
+from tests.unit.timing import fakes
 from tests.unit.task.scenarios import test_lifecycle
-from tests.unit.workloads import test_hostmon
+from tests.unit.hostcost.agent import test_procfs as test_hostmon
 
 MIB = hostmon.MIB
 SERVER = "srv-1"

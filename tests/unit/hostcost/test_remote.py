@@ -6,7 +6,7 @@ import os
 
 import testtools
 
-from rally_vmct.task import host_monitor_ssh as relay
+from rally_vmct.hostcost import remote as relay
 
 
 class FakeClient:

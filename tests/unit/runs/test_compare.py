@@ -11,9 +11,9 @@ import testtools
 
 from rally_vmct.runs import compare
 from rally_vmct.task import output
-from rally_vmct.task.exporters import comparison_data as cdata
-from rally_vmct.task.exporters import comparison_render as render
-from tests.unit.task.exporters import sample_results as sr
+from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import render
+from tests.unit.task.exporters.comparison import sample_results as sr
 
 BOOT = "VMCT.boot_and_delete_server"
 

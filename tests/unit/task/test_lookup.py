@@ -5,7 +5,7 @@ import types
 import testtools
 
 from rally_vmct.task import lookup
-from tests.unit.common import fakes
+from tests.unit.timing import fakes
 
 
 def image(image_id, name, disk_format="qcow2", container_format="bare"):

@@ -20,7 +20,7 @@ from rally_vmct import opts
 from rally_vmct.task import kinds
 from rally_vmct.task import lookup
 from rally_vmct.task import validators
-from tests.unit.common import fakes
+from tests.unit.timing import fakes
 from tests.unit.task import test_lookup
 
 KIND = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"}}

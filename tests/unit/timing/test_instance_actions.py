@@ -1,10 +1,10 @@
-"""rally_vmct.common.instance_actions and rally_vmct.common.timeline."""
+"""rally_vmct.timing.instance_actions and rally_vmct.timing.timeline."""
 
 import testtools
 
-from rally_vmct.common import instance_actions as ia
-from rally_vmct.common import timeline
-from tests.unit.common import fakes
+from rally_vmct.timing import instance_actions as ia
+from rally_vmct.timing import timeline
+from tests.unit.timing import fakes
 
 
 class TestInstanceActions(testtools.TestCase):

@@ -4,9 +4,9 @@ import types
 
 import testtools
 
-from rally_vmct.common import waiter
-from rally_vmct.task.server import power
-from tests.unit.common import fakes
+from rally_vmct.timing import waiter
+from rally_vmct.timing import power
+from tests.unit.timing import fakes
 
 
 class FakeSession:

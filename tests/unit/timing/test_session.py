@@ -7,11 +7,11 @@ from unittest import mock
 from oslo_config import cfg
 import testtools
 
-from rally_vmct.common import watcher
+from rally_vmct.timing import watcher
 from rally_vmct import opts
-from rally_vmct.task.server import diagnostics
-from rally_vmct.task.server import session as server_session
-from tests.unit.common import fakes
+from rally_vmct.timing import diagnostics
+from rally_vmct.timing import session as server_session
+from tests.unit.timing import fakes
 
 KIND = {"name": "kvm", "image": {"name": "g"}, "flavor": {"name": "f"},
         "availability_zone": "az-kvm", "scheduler_hints": {"group": "g1"}}

@@ -1,9 +1,9 @@
-"""rally_vmct.common.waiter against a scripted fake Nova on a fake clock."""
+"""rally_vmct.timing.waiter against a scripted fake Nova on a fake clock."""
 
 import testtools
 
-from rally_vmct.common import waiter
-from tests.unit.common import fakes
+from rally_vmct.timing import waiter
+from tests.unit.timing import fakes
 
 
 class WaiterTestCase(testtools.TestCase):

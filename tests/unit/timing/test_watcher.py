@@ -1,4 +1,4 @@
-"""rally_vmct.common.watcher: batched polling against the fake Nova's changes-since list."""
+"""rally_vmct.timing.watcher: batched polling against the fake Nova's changes-since list."""
 
 import statistics
 import threading
@@ -6,9 +6,9 @@ from unittest import mock
 
 import testtools
 
-from rally_vmct.common import waiter
-from rally_vmct.common import watcher
-from tests.unit.common import fakes
+from rally_vmct.timing import waiter
+from rally_vmct.timing import watcher
+from tests.unit.timing import fakes
 
 SETTLED_OR_LEFT = "server to leave ACTIVE"
 

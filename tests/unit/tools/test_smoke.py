@@ -1,6 +1,6 @@
 """tools/aio/smoke.py without a cloud.
 
-The scripted Nova of tests/unit/common/fakes behind an openstacksdk-like connection, its fake
+The scripted Nova of tests/unit/timing/fakes behind an openstacksdk-like connection, its fake
 clock, and a guest whose sshd answers with recorded outputs once the server is ACTIVE.
 """
 
@@ -14,11 +14,11 @@ import fixtures
 from openstack.compute.v2 import server as sdk_server
 import testtools
 
-from rally_vmct.common import ssh as vmct_ssh
-from rally_vmct.common import waiter
+from rally_vmct.access import ssh as vmct_ssh
+from rally_vmct.timing import waiter
 from rally_vmct.workloads import runner
-from tests.unit.common import fakes
-from tests.unit.task import benchfakes
+from tests.unit.timing import fakes
+from tests.unit.task.scenarios.benchmark import fakes as benchfakes
 from tests.unit import tools
 from tests.unit.workloads import test_runner
 
@@ -157,7 +157,7 @@ class SmokeTestCase(testtools.TestCase):
         self.compute = FakeCompute(self.nova)
         self.guest = FakeGuest(self.nova, facts, keeps_life)
         self.useFixture(fixtures.MonkeyPatch(
-            "rally_vmct.common.probes.SSHCommandProbe", self.guest.probe))
+            "rally_vmct.access.probes.SSHCommandProbe", self.guest.probe))
         conn = types.SimpleNamespace(
             compute=self.compute,
             image=types.SimpleNamespace(find_image=lambda name, ignore_missing: (

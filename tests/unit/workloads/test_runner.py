@@ -45,7 +45,7 @@ class ScriptedExecute(object):
 
     def __init__(self, answers):
         # imported here: benchfakes takes FACTS and fixture from this module
-        from tests.unit.task import benchfakes
+        from tests.unit.task.scenarios.benchmark import fakes as benchfakes
         self.log = []
         self.ssh = benchfakes.FakeSSH(answers, self.log)
 

@@ -48,7 +48,7 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
 * **ratios and verdicts**: each group against the baseline kind's group of the same
   metric at the same concurrency (the nearest concurrency the baseline has, marked,
   when it lacks that one), by the one rule of
-  :func:`rally_vmct.workloads.inference.compare`: the ratio of geometric means with
+  :func:`rally_vmct.inference.compare`: the ratio of geometric means with
   the interval of Welch's t on log values at Hsu's df ``min(N) - 1`` (Fieller's
   interval of the ratio of means at the same df when a value is <= 0), at the
   export's confidence; ``significant`` is "the interval excludes 1" and
@@ -62,11 +62,11 @@ Where the numbers come from (the contract in :mod:`rally_vmct.task.output`):
   ``methods.comparisons`` counts them and ``methods.expected_false_marks`` says how
   many would be marked by chance if nothing differed. Mann-Whitney U (``mwu_*``,
   exact with ties up to 25 per side) is a robustness note, never the verdict.
-* **noise**: ``cv_high`` flags a CV above :data:`rally_vmct.workloads.stats.HIGH_CV`.
+* **noise**: ``cv_high`` flags a CV above :data:`rally_vmct.stats.HIGH_CV`.
 * **quantile intervals**: every group's p50, p95 and p99 come with a distribution-free
   confidence interval at the export's confidence level (``p50_ci_low``,
   ``p50_ci_high``, ... ``p99_ci_high``: order statistics, equal-tailed binomial, from
-  :func:`rally_vmct.workloads.stats.quantile_interval`). A bound is None when N is
+  :func:`rally_vmct.stats.quantile_interval`). A bound is None when N is
   too small for it; ``methods.quantile_interval_min_n`` gives, per quantile, the
   fewest samples for a lower and for an upper bound (at 95 %: p50 6 and 6, p95 2 and
   72, p99 1 and 368).
@@ -113,15 +113,15 @@ import collections
 import math
 import numbers
 
-from rally_vmct.task import density_output
-from rally_vmct.task.exporters import density_data
-from rally_vmct.task.exporters import environment as env_lib
-from rally_vmct.task.exporters import host_cost
-from rally_vmct.task.exporters import seed_check
+from rally_vmct.hostcost import density as density_output
+from rally_vmct.hostcost import density_curves as density_data
+from rally_vmct.task.exporters.comparison import environment as env_lib
+from rally_vmct.hostcost import phase_samples as host_cost
+from rally_vmct.task.exporters.comparison import seed_check
 from rally_vmct.task import output
-from rally_vmct.workloads import inference
+from rally_vmct import inference
 from rally_vmct.workloads import plan as plan_lib
-from rally_vmct.workloads import stats
+from rally_vmct import stats
 from rally_vmct.workloads import sysbench
 
 SOURCE_ATOMIC = "atomic"

@@ -18,7 +18,7 @@ labels and tooltips say, so that the templates only lay it out. Pure Python.
 
 import math
 
-from rally_vmct.task.exporters import formatting
+from rally_vmct.task.exporters.comparison import formatting
 
 KIND_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
                "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")

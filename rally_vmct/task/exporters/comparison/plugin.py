@@ -32,9 +32,9 @@ from rally.common import validation
 from rally import exceptions
 from rally.task import exporter
 
-from rally_vmct.task.exporters import comparison_data
-from rally_vmct.task.exporters import comparison_render
-from rally_vmct.workloads import stats
+from rally_vmct.task.exporters.comparison import analyse as comparison_data
+from rally_vmct.task.exporters.comparison import render as comparison_render
+from rally_vmct import stats
 
 OPTIONS = ("baseline", "confidence")
 
@@ -182,7 +182,7 @@ class ComparisonJSONExporter(_ComparisonExporter):
     (``density``), the environment per kind (every disclosed instance fact with its
     values and counts), warnings (emulated kinds) and the seed check (each published
     direction: agrees, disagrees or cannot tell); the fields are described in
-    :mod:`rally_vmct.task.exporters.comparison_data` (``format_version`` 5).
+    :mod:`rally_vmct.task.exporters.comparison.analyse` (``format_version`` 5).
     """
 
     def generate(self):

@@ -28,10 +28,10 @@ import json
 import jinja2
 import markupsafe
 
-from rally_vmct.task.exporters import comparison_data as cdata
-from rally_vmct.task.exporters import comparison_view as view
-from rally_vmct.task.exporters import density_data
-from rally_vmct.task.exporters import environment as env_lib
+from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import view
+from rally_vmct.hostcost import density_curves as density_data
+from rally_vmct.task.exporters.comparison import environment as env_lib
 
 PAGE = "comparison.html"
 
@@ -43,7 +43,7 @@ def _jinja_environment():
     are the results' text); a misspelt field fails the export (StrictUndefined)
     instead of leaving a cell empty; block tags leave no blank lines behind.
     """
-    loader = jinja2.PackageLoader("rally_vmct.task.exporters", "templates")
+    loader = jinja2.PackageLoader("rally_vmct.task.exporters.comparison", "templates")
     env = jinja2.Environment(loader=loader, autoescape=True, trim_blocks=True,
                              lstrip_blocks=True, undefined=jinja2.StrictUndefined)
 

@@ -24,8 +24,8 @@ exploratory cells:
   intersection-union test, whose p is the largest of its metrics' and which needs
   no correction within the direction);
 * Holm's step-down over the directions at ``alpha``
-  (:func:`rally_vmct.workloads.stats.holm_levels`); each row's ratio and interval
-  come from the page's one rule (:mod:`rally_vmct.workloads.inference`) at the
+  (:func:`rally_vmct.stats.holm_levels`); each row's ratio and interval
+  come from the page's one rule (:mod:`rally_vmct.inference`) at the
   level Holm's step used for its direction, so verdict and interval agree;
 * **agrees**: the interval excludes 1 in the published direction; for "within 5 %
   of native", two one-sided tests (TOST): the ``1 - 2 level`` interval lies in
@@ -46,8 +46,8 @@ import math
 
 from rally_vmct.task import output
 from rally_vmct.workloads import facts
-from rally_vmct.workloads import inference
-from rally_vmct.workloads import stats
+from rally_vmct import inference
+from rally_vmct import stats
 
 VM, CONTAINER, NATIVE = "VM", "container", "native"
 AGREES, DISAGREES, CANNOT_TELL = "agrees", "disagrees", "cannot tell"
@@ -542,7 +542,7 @@ def evaluate(roles, checks, alpha, reboot_paths=(), groups=(), compare=None):
     """The seed check section (a JSON-ready dict) of planned, attached checks.
 
     ``compare(candidate row, baseline row, alpha)`` is the one rule
-    (:func:`rally_vmct.workloads.inference.compare` on the rows' samples). The
+    (:func:`rally_vmct.inference.compare` on the rows' samples). The
     testable directions form one family, Holm-corrected at ``alpha``; each row's
     interval is printed at the level Holm's step used for its direction.
     """

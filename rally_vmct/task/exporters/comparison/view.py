@@ -18,13 +18,13 @@ verdict) and the charts' geometry (:mod:`.comparison_charts`). The templates
 lay it out and escape it. Pure Python, no Rally import.
 """
 
-from rally_vmct.task.exporters import comparison_charts as charts
-from rally_vmct.task.exporters import environment as env_lib
-from rally_vmct.task.exporters import formatting
-from rally_vmct.task.exporters import seed_check
+from rally_vmct.task.exporters.comparison import charts
+from rally_vmct.task.exporters.comparison import environment as env_lib
+from rally_vmct.task.exporters.comparison import formatting
+from rally_vmct.task.exporters.comparison import seed_check
 from rally_vmct.task import output
-from rally_vmct.workloads import inference
-from rally_vmct.workloads import stats
+from rally_vmct import inference
+from rally_vmct import stats
 
 NA = formatting.NA
 NOT_SIGNIFICANT = "~"

@@ -16,14 +16,14 @@ import typing as t
 from rally.task import scenario
 from rally.task import validation
 
-from rally_vmct.task import benchmark_report
-from rally_vmct.task import benchmarking
+from rally_vmct.task.scenarios.benchmark import report as benchmark_report
+from rally_vmct.task.scenarios.benchmark import shared as benchmarking
 from rally_vmct.task import kinds
-from rally_vmct.task import nova_facts
+from rally_vmct.task.scenarios.benchmark import nova_facts
 from rally_vmct.task.contexts import netperf_peer as peer_context
 from rally_vmct.task.contexts import workload_image
 from rally_vmct.task.scenarios import instance
-from rally_vmct.task.server import diagnostics
+from rally_vmct.timing import diagnostics
 from rally_vmct.task import validators
 from rally_vmct.workloads import facts as facts_lib
 from rally_vmct.workloads import plan as plan_lib

@@ -16,9 +16,9 @@ import typing as t
 from rally.task import scenario
 from rally.task import validation
 
-from rally_vmct.task import benchmark_report
-from rally_vmct.task import benchmarking
-from rally_vmct.task import host_monitor_output
+from rally_vmct.task.scenarios.benchmark import report as benchmark_report
+from rally_vmct.task.scenarios.benchmark import shared as benchmarking
+from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task import validators  # noqa: F401  (registers vmct_workloads...)

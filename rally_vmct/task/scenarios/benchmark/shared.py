@@ -23,7 +23,7 @@ from rally.task import atomic
 from rally.task import scenario
 import typing_extensions as te
 
-from rally_vmct.common import ssh
+from rally_vmct.access import ssh
 from rally_vmct import opts
 from rally_vmct.workloads import netperf
 from rally_vmct.workloads import repeat
@@ -64,7 +64,7 @@ class NetperfPeer(te.TypedDict, total=False, closed=True):
 
 
 def connect(host_spec, connect_timeout=None):
-    """:class:`rally_vmct.common.ssh.SSH` client for a :class:`Host` spec."""
+    """:class:`rally_vmct.access.ssh.SSH` client for a :class:`Host` spec."""
     return ssh.SSH.of_spec(host_spec, proxy_command=opts.get("ssh_proxy_command"),
                            connect_timeout=connect_timeout or opts.get("ssh_connect_timeout"))
 

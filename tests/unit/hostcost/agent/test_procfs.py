@@ -12,10 +12,10 @@ import os
 
 import testtools
 
-from rally_vmct.workloads import hostmon
+from rally_vmct.hostcost.agent import procfs as hostmon
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))))
 U1 = "84808faf-758e-4880-b8ff-e9e65c025300"
 U2 = "0a1b2c3d-0000-4000-8000-00000000abcd"
 

@@ -17,9 +17,9 @@ from unittest import mock
 import fixtures
 import testtools
 
-from rally_vmct.workloads import hostmon
-from rally_vmct.workloads import hostmon_agent
-from tests.unit.workloads import test_hostmon as texts
+from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import sampler as hostmon_agent
+from tests.unit.hostcost.agent import test_procfs as texts
 
 U1, U2 = texts.U1, texts.U2
 MIB = hostmon.MIB

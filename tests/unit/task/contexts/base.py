@@ -9,9 +9,9 @@ from rally_vmct import opts
 from rally_vmct.task.contexts import helper_server
 from rally_vmct.task.contexts import netperf_peer
 from rally_vmct.task.contexts import workload_image
-from rally_vmct.task.server import session as server_session
-from tests.unit.common import fakes
-from tests.unit.task import benchfakes
+from rally_vmct.timing import session as server_session
+from tests.unit.timing import fakes
+from tests.unit.task.scenarios.benchmark import fakes as benchfakes
 
 KIND = {"name": "kvm", "image": {"name": "guest"}, "flavor": {"name": "tiny"},
         "image_id": "img-1", "flavor_id": "flv-1", "availability_zone": "qemu"}

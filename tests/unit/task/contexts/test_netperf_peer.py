@@ -6,7 +6,7 @@ from rally_vmct import opts
 from rally_vmct.task.contexts import helper_server
 from rally_vmct.task.contexts import netperf_peer
 from rally_vmct.task.contexts import workload_image
-from tests.unit.common import fakes
+from tests.unit.timing import fakes
 from tests.unit.task.contexts import base
 
 KIND = base.KIND

@@ -5,7 +5,7 @@ exercised only here: the all-in-one cloud's guests have no route to package
 repositories.
 """
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 from rally_vmct.task.contexts import helper_server
 from rally_vmct.task.contexts import workload_image
 from tests.unit.task.contexts import base

@@ -4,10 +4,10 @@ from oslo_config import cfg
 from rally import plugins
 import testtools
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 from rally_vmct import opts
 from rally_vmct.task.scenarios import conformance
-from tests.unit.common import fakes
+from tests.unit.timing import fakes
 from tests.unit.task.scenarios import test_lifecycle
 
 KIND = dict(test_lifecycle.KIND, name="docker")

@@ -5,11 +5,11 @@ from unittest import mock
 
 import fixtures
 
-from rally_vmct.common import waiter
-from rally_vmct.task import density_output
+from rally_vmct.timing import waiter
+from rally_vmct.hostcost import density as density_output
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import density
-from rally_vmct.workloads import hostmon
+from rally_vmct.hostcost.agent import procfs as hostmon
 from tests.unit.task.scenarios import test_lifecycle
 
 KIND = test_lifecycle.KIND

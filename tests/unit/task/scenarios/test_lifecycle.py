@@ -6,14 +6,14 @@ from oslo_config import cfg
 from rally import plugins
 import testtools
 
-from rally_vmct.common import waiter
+from rally_vmct.timing import waiter
 from rally_vmct import opts
 from rally_vmct.task import lookup
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import lifecycle
-from rally_vmct.task.server import power
-from rally_vmct.task.server import session as server_session
-from tests.unit.common import fakes
+from rally_vmct.timing import power
+from rally_vmct.timing import session as server_session
+from tests.unit.timing import fakes
 from tests.unit.task import test_lookup
 
 KIND = {"name": "kvm", "image": {"name": "cirros"}, "flavor": {"name": "m1.tiny"},

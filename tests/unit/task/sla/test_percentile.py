@@ -4,7 +4,7 @@ import jsonschema
 import testtools
 
 from rally_vmct.task.sla import percentile
-from rally_vmct.workloads import stats
+from rally_vmct import stats
 
 
 def _iteration(seconds, name="vmct.build", error=None, nested=False):

@@ -23,7 +23,7 @@ def iteration(actions=(), charts=(), error=None, duration=None, complete=()):
             "output": {"additive": list(charts), "complete": list(complete)}}
 
 
-# Instance facts as rally_vmct.task.benchmark_report records them, per kind.
+# Instance facts as rally_vmct.task.scenarios.benchmark.report records them, per kind.
 KIND_FACTS = {
     "native": {"virtualization": "none (bare metal)", "emulated": "no",
                "virtualization_evidence": "/proc/cpuinfo: no hypervisor flag",
@@ -93,7 +93,7 @@ def task(*workloads, uuid="task-1", title="t"):
 
 
 def _benchmark_charts(kind, s, direct=False):
-    """Charts shaped like rally_vmct.task.benchmark_report's: one per unit."""
+    """Charts shaped like rally_vmct.task.scenarios.benchmark.report's: one per unit."""
     chart = output.stats_chart
     rndrd = "sysbench fileio rndrd direct" if direct else "sysbench fileio rndrd"
     return [

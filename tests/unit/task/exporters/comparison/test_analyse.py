@@ -6,11 +6,11 @@ import statistics
 
 import testtools
 
-from rally_vmct.task.exporters import comparison_data as cdata
+from rally_vmct.task.exporters.comparison import analyse as cdata
 from rally_vmct.task import output
-from rally_vmct.workloads import inference
-from rally_vmct.workloads import stats
-from tests.unit.task.exporters import sample_results as sr
+from rally_vmct import inference
+from rally_vmct import stats
+from tests.unit.task.exporters.comparison import sample_results as sr
 
 BOOT = "VMCT.boot_and_delete_server"
 

@@ -6,11 +6,11 @@ import io
 
 import testtools
 
-from rally_vmct.task import benchmark_report
-from rally_vmct.task.exporters import comparison_data as cdata
-from rally_vmct.task.exporters import comparison_render as render
+from rally_vmct.task.scenarios.benchmark import report as benchmark_report
+from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import render
 from rally_vmct.task import output
-from tests.unit.task.exporters import sample_results as sr
+from tests.unit.task.exporters.comparison import sample_results as sr
 
 CPU = "events_per_second"
 

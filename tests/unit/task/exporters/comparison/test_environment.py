@@ -6,11 +6,11 @@ import json
 
 import testtools
 
-from rally_vmct.task.exporters import comparison_data as cdata
-from rally_vmct.task.exporters import comparison_render as render
-from rally_vmct.task.exporters import environment as env
+from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import render
+from rally_vmct.task.exporters.comparison import environment as env
 from rally_vmct.task import output
-from tests.unit.task.exporters import sample_results as sr
+from tests.unit.task.exporters.comparison import sample_results as sr
 
 
 def _bench(kind, tables, scenario="VMCT.boot_and_benchmark"):

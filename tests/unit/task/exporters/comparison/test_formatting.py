@@ -2,7 +2,7 @@
 
 import testtools
 
-from rally_vmct.task.exporters import formatting
+from rally_vmct.task.exporters.comparison import formatting
 
 
 class TestFormatting(testtools.TestCase):

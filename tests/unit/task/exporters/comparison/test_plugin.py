@@ -14,14 +14,14 @@ from rally import exceptions
 from rally.task import exporter
 import testtools
 
-from rally_vmct.task.exporters import comparison
-from rally_vmct.task.exporters import comparison_charts as charts
-from rally_vmct.task.exporters import comparison_data as cdata
-from rally_vmct.task.exporters import comparison_render as render
-from rally_vmct.task.exporters import comparison_view as view
-from rally_vmct.task.exporters import formatting
+from rally_vmct.task.exporters.comparison import plugin as comparison
+from rally_vmct.task.exporters.comparison import charts
+from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import render
+from rally_vmct.task.exporters.comparison import view
+from rally_vmct.task.exporters.comparison import formatting
 from rally_vmct.task import output
-from tests.unit.task.exporters import sample_results as sr
+from tests.unit.task.exporters.comparison import sample_results as sr
 
 
 def _tasks():
@@ -319,13 +319,13 @@ class TestTemplates(testtools.TestCase):
     def test_templates_ship_as_package_data(self):
         # A wheel or sdist carries files that are not Python only when setup.cfg's
         # package_data lists them; a template it misses breaks installed exports.
-        folder = importlib.resources.files("rally_vmct.task.exporters") / "templates"
+        folder = importlib.resources.files("rally_vmct.task.exporters.comparison") / "templates"
         names = sorted(entry.name for entry in folder.iterdir())
         self.assertEqual(["comparison.css", "comparison.html", "comparison_cells.html",
                           "comparison_charts.html"], names)
         cfg = configparser.ConfigParser(interpolation=None)
-        cfg.read(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4, "setup.cfg"))
-        patterns = cfg["options.package_data"]["rally_vmct.task.exporters"].split()
+        cfg.read(os.path.join(os.path.dirname(__file__), *[os.pardir] * 5, "setup.cfg"))
+        patterns = cfg["options.package_data"]["rally_vmct.task.exporters.comparison"].split()
         for name in names:
             self.assertTrue(any(fnmatch.fnmatch("templates/" + name, pattern)
                                 for pattern in patterns), name)

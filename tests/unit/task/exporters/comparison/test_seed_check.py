@@ -7,12 +7,12 @@ import numpy
 from scipy import stats as sp
 import testtools
 
-from rally_vmct.task.exporters import comparison_data as cdata
-from rally_vmct.task.exporters import comparison_render as render
-from rally_vmct.task.exporters import seed_check
+from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import render
+from rally_vmct.task.exporters.comparison import seed_check
 from rally_vmct.task import output
-from rally_vmct.workloads import stats
-from tests.unit.task.exporters import sample_results as sr
+from rally_vmct import stats
+from tests.unit.task.exporters.comparison import sample_results as sr
 
 BOOT = "VMCT.boot_and_delete_server"
 KVM_BUILD = [10.0, 11.0, 12.0, 13.0, 14.0]

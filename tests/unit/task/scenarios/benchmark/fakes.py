@@ -2,7 +2,7 @@
 
 import itertools
 
-from tests.unit.common import fakes
+from tests.unit.timing import fakes
 from tests.unit.workloads import test_runner
 
 FACTS = test_runner.FACTS

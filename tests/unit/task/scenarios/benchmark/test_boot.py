@@ -7,17 +7,17 @@ from unittest import mock
 from rally.common import validation
 from rally.task import scenario as rally_scenario
 
-from rally_vmct.task import benchmark_report
-from rally_vmct.task import benchmarking
-from rally_vmct.task import nova_facts
+from rally_vmct.task.scenarios.benchmark import report as benchmark_report
+from rally_vmct.task.scenarios.benchmark import shared as benchmarking
+from rally_vmct.task.scenarios.benchmark import nova_facts
 from rally_vmct.task import output
-from rally_vmct.task.scenarios import benchmark
+from rally_vmct.task.scenarios.benchmark import boot as benchmark
 from rally_vmct.task import validators
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner
-from tests.unit.common import fakes
+from tests.unit.timing import fakes
 from tests.unit.task.scenarios import test_lifecycle
-from tests.unit.task import benchfakes
+from tests.unit.task.scenarios.benchmark import fakes as benchfakes
 from tests.unit.workloads import test_runner
 
 KIND = dict(test_lifecycle.KIND)

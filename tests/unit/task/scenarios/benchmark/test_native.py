@@ -11,11 +11,11 @@ import testtools
 
 from rally_vmct import opts
 from rally_vmct.task import output
-from rally_vmct.task import benchmarking
-from rally_vmct.task import host_monitor_output as hmo
-from rally_vmct.task.scenarios import native
-from tests.unit.task import benchfakes
-from tests.unit.task import test_host_monitor_output
+from rally_vmct.task.scenarios.benchmark import shared as benchmarking
+from rally_vmct.hostcost import iteration as hmo
+from rally_vmct.task.scenarios.benchmark import native
+from tests.unit.task.scenarios.benchmark import fakes as benchfakes
+from tests.unit.hostcost import test_iteration as test_host_monitor_output
 from tests.unit.workloads import test_runner
 
 f = benchfakes.fixture

@@ -2,7 +2,7 @@
 
 import testtools
 
-from rally_vmct.task import benchmark_report
+from rally_vmct.task.scenarios.benchmark import report as benchmark_report
 from rally_vmct.workloads import metrics
 from rally_vmct.workloads import plan
 from rally_vmct.workloads import runner
