@@ -29,8 +29,8 @@ from rally_vmct.access import ssh
 from rally_vmct import opts
 from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.task import validators  # noqa: F401  (registers vmct_hosts)
-from rally_vmct.hostcost.agent import procfs as hostmon
-from rally_vmct.hostcost.agent import sampler as hostmon_agent
+from rally_vmct.hostcost import windows
+from rally_vmct.hostcost.agent import sampler
 
 LOG = logging.getLogger(__name__)
 
@@ -88,21 +88,21 @@ def launch(spec, config):
     (this Python), which runs the agent with the host's ``python`` (python3).
     """
     if spec == LOCAL:
-        return (hostmon_agent.command(sys.executable, agent_args(config, os.getpid())),
-                hostmon_agent.payload())
+        return (sampler.command(sys.executable, agent_args(config, os.getpid())),
+                sampler.payload())
     host = dict(spec)
     python = host.pop("python", "python3")
     host.pop("name", None)
     # The relay has no rally.conf: what connect() would take from [vmct] is resolved here.
     host["proxy_command"] = host.get("proxy_command") or opts.get("ssh_proxy_command") or ""
     line = {"host": host, "connect_timeout": opts.get("ssh_connect_timeout"),
-            "command": hostmon_agent.command(python, agent_args(config, None))}
+            "command": sampler.command(python, agent_args(config, None))}
     return ([sys.executable, "-m", "rally_vmct.hostcost.remote"],
             json.dumps(line).encode() + b"\n")
 
 
-class Sampler:
-    """One host's sampler process, writing its JSON lines to ``path``."""
+class AgentProcess:
+    """One host's agent process (:mod:`.agent.sampler`), writing its JSON lines to ``path``."""
 
     def __init__(self, name, path, process, address=LOCAL):
         self.name = name
@@ -120,13 +120,13 @@ class Sampler:
             # stops the sampler, not the sampler first.
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out, stderr=err,
                                        start_new_session=True)
-        sampler = cls(name, base + ".jsonl", process, LOCAL if spec == LOCAL else spec["host"])
+        agent = cls(name, base + ".jsonl", process, LOCAL if spec == LOCAL else spec["host"])
         try:
             process.stdin.write(first)
             process.stdin.flush()
         except OSError:
             pass        # it exited already: wait_started() says why
-        return sampler
+        return agent
 
     def stderr_text(self, limit=1500):
         try:
@@ -139,7 +139,7 @@ class Sampler:
         """Has the file a start line and a first sample?"""
         try:
             with open(self.path, "rb") as f:
-                return hostmon.read_header(f) is not None and hostmon.last_time(f) is not None
+                return windows.read_header(f) is not None and windows.last_time(f) is not None
         except OSError:
             return False
 
@@ -239,34 +239,34 @@ class HostMonitor(context.OpenStackContext):
         "additionalProperties": False,
     }
     DEFAULT_CONFIG = {"hosts": [LOCAL], "interval": 1.0, "disk_interval": 10.0,
-                      "docker_socket": hostmon_agent.DEFAULT_SOCKET, "start_timeout": 60.0,
+                      "docker_socket": sampler.DEFAULT_SOCKET, "start_timeout": 60.0,
                       NATIVE_PORTS: []}
     # Seconds (plus two intervals) a sampler has to exit once its stdin is closed.
     stop_grace = 5.0
 
     def setup(self):
         self._dir = tempfile.mkdtemp(prefix="vmct-hostmon-")
-        self._samplers = []
+        self._agents = []
         try:
             for index, spec in enumerate(self.config["hosts"]):
                 spec = spec if spec == LOCAL else dict(spec)
-                self._samplers.append(Sampler.start(spec, self.config, self._dir, index))
-            for sampler in self._samplers:
-                sampler.wait_started(self.config["start_timeout"])
+                self._agents.append(AgentProcess.start(spec, self.config, self._dir, index))
+            for agent in self._agents:
+                agent.wait_started(self.config["start_timeout"])
         except Exception:
             self._stop()
             raise
         self.context[KEY] = {"interval": self.config["interval"],
                              NATIVE_PORTS: list(self.config[NATIVE_PORTS]),
                              "hosts": [{"name": s.name, "address": s.address, "path": s.path}
-                                       for s in self._samplers]}
+                                       for s in self._agents]}
         LOG.info("%s: sampling %s every %s s into %s" % (
-            KEY, ", ".join(s.name for s in self._samplers), self.config["interval"], self._dir))
+            KEY, ", ".join(s.name for s in self._agents), self.config["interval"], self._dir))
 
     def _stop(self):
         grace = self.stop_grace + 2 * self.config["interval"]
-        while getattr(self, "_samplers", None):
-            self._samplers.pop().stop(grace)
+        while getattr(self, "_agents", None):
+            self._agents.pop().stop(grace)
         if getattr(self, "_dir", None):
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -24,7 +24,7 @@ no Rally import:
   :data:`FIRST_FAILURE` with the failure's text, or :data:`TASK_ABORTED`).
 * additive StatsTable ``"<kind>: density [instances]"``: ``instances_reached``.
 
-Memory per step (:func:`step_cost`, from :mod:`rally_vmct.hostcost.agent.procfs`
+Memory per step (:func:`step_cost`, from :mod:`rally_vmct.hostcost.windows`
 summaries of a window): the hosts' memory used (MemTotal - MemAvailable, summed
 over every monitored host), its increase since before the first create divided by
 the instances running, and the mean PSS and container memory cgroup of the
@@ -34,7 +34,8 @@ instances the hosts show, per instance.
 import dataclasses
 
 from rally_vmct.hostcost import iteration as host_monitor_output
-from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import procfs
+from rally_vmct.hostcost import windows
 
 TABLE_SUFFIX = ": density"
 LIMIT_SUFFIX = ": density limit"
@@ -54,10 +55,10 @@ COLUMNS = (
     ("step", "step", None),
     ("boot to reachable [s]", "boot_s", 1),
     ("build [s]", "build_s", 1),
-    ("host memory used [MiB]", "used", 1 / hostmon.MIB),
-    ("host memory increase per instance [MiB]", "increase_per_instance", 1 / hostmon.MIB),
-    ("PSS per instance [MiB]", "pss_per_instance", 1 / hostmon.MIB),
-    ("memory cgroup per instance [MiB]", "cgroup_per_instance", 1 / hostmon.MIB),
+    ("host memory used [MiB]", "used", 1 / procfs.MIB),
+    ("host memory increase per instance [MiB]", "increase_per_instance", 1 / procfs.MIB),
+    ("PSS per instance [MiB]", "pss_per_instance", 1 / procfs.MIB),
+    ("memory cgroup per instance [MiB]", "cgroup_per_instance", 1 / procfs.MIB),
     ("instances found on the hosts", "found", None),
 )
 LIMIT_COLUMNS = ("instances reached", "max_servers", "limit", "reason")
@@ -146,17 +147,17 @@ def _mean(values):
 def step_cost(per_host, server_ids, window, baseline):
     """:class:`StepCost` of the instances ``server_ids`` over ``window`` (epoch bounds).
 
-    :param per_host: ``[samples]`` of every monitored host (:func:`hostmon.read_window`)
+    :param per_host: ``[samples]`` of every monitored host (:func:`windows.read_window`)
     :param baseline: :class:`Baseline` before the first create, or None
     """
     phase = [("settle", [window])]
-    used = [hostmon.summarize(samples, phase)[0]["mem_used_mean"] for samples in per_host]
+    used = [windows.summarize(samples, phase)[0]["mem_used_mean"] for samples in per_host]
     cost = StepCost(used=sum(used) if used and None not in used else None)
     pss, cgroup = [], []
     for server_id in server_ids:
         for samples in per_host:
-            if any(hostmon.instance_of(s, server_id) for s in samples):
-                row = hostmon.summarize(samples, phase, server_id)[0]
+            if any(windows.instance_of(s, server_id) for s in samples):
+                row = windows.summarize(samples, phase, server_id)[0]
                 pss.append(row["pss_mean"])
                 cgroup.append(row["cgroup_mean"])
                 cost.found += 1
@@ -195,7 +196,7 @@ class Monitor:
         for host in self.info["hosts"]:
             self.wait(host["path"], t1, 2 * self.info["interval"] + 1.5)
             with open(host["path"], "rb") as f:
-                found.append(hostmon.read_window(f, t0, t1))
+                found.append(windows.read_window(f, t0, t1))
         return found
 
     def baseline(self, t0, t1):
@@ -257,7 +258,7 @@ def curves(kind, fill):
     for name, key in (("PSS per instance", "pss_per_instance"),
                       ("memory cgroup per instance", "cgroup_per_instance"),
                       ("host memory increase per instance", "increase_per_instance")):
-        points = [[count, round(getattr(cost, key) / hostmon.MIB, 3)]
+        points = [[count, round(getattr(cost, key) / procfs.MIB, 3)]
                   for count, cost in sorted(fill.costs.items()) if getattr(cost, key) is not None]
         if points:
             memory.append([name, points])

@@ -26,7 +26,7 @@ it), looked for only on the monitored hosts that are that machine:
 * Lines ``"<kind>: instance memory and disk on <host> [MiB]"`` (when found):
   PSS, RSS, the container's memory cgroup, disk;
 * Table ``"<kind>: host cost by phase on <host>"`` (:data:`PHASE_COLUMNS`): a
-  row per lifecycle phase (:func:`rally_vmct.hostcost.agent.procfs.phases`).
+  row per lifecycle phase (:func:`rally_vmct.hostcost.windows.phases`).
 
 x is seconds since the iteration's first action started. Reading never fails
 the iteration: a problem becomes a TextArea saying what it was.
@@ -38,7 +38,8 @@ from rally.common import logging
 
 from rally_vmct.access import ssh
 from rally_vmct.workloads import facts
-from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import procfs
+from rally_vmct.hostcost import windows
 
 LOG = logging.getLogger(__name__)
 
@@ -55,16 +56,16 @@ PHASE_COLUMNS = (
     ("system [%]", "system", 100),
     ("iowait [%]", "iowait", 100),
     ("steal [%]", "steal", 100),
-    ("host memory used, mean [MiB]", "mem_used_mean", 1 / hostmon.MIB),
-    ("host memory used, max [MiB]", "mem_used_max", 1 / hostmon.MIB),
-    ("host memory available, min [MiB]", "mem_available_min", 1 / hostmon.MIB),
+    ("host memory used, mean [MiB]", "mem_used_mean", 1 / procfs.MIB),
+    ("host memory used, max [MiB]", "mem_used_max", 1 / procfs.MIB),
+    ("host memory available, min [MiB]", "mem_available_min", 1 / procfs.MIB),
     ("instance CPU [CPU s]", "cpu_s", 1),
-    ("instance PSS, mean [MiB]", "pss_mean", 1 / hostmon.MIB),
-    ("instance PSS, max [MiB]", "pss_max", 1 / hostmon.MIB),
-    ("instance RSS, max [MiB]", "rss_max", 1 / hostmon.MIB),
-    ("container memory cgroup, mean [MiB]", "cgroup_mean", 1 / hostmon.MIB),
-    ("container memory cgroup, max [MiB]", "cgroup_max", 1 / hostmon.MIB),
-    ("instance disk, max [MiB]", "disk_max", 1 / hostmon.MIB),
+    ("instance PSS, mean [MiB]", "pss_mean", 1 / procfs.MIB),
+    ("instance PSS, max [MiB]", "pss_max", 1 / procfs.MIB),
+    ("instance RSS, max [MiB]", "rss_max", 1 / procfs.MIB),
+    ("container memory cgroup, mean [MiB]", "cgroup_mean", 1 / procfs.MIB),
+    ("container memory cgroup, max [MiB]", "cgroup_max", 1 / procfs.MIB),
+    ("instance disk, max [MiB]", "disk_max", 1 / procfs.MIB),
 )
 NOT_MEASURED = "n/a"
 CPU_LINES = (("user", "cpu_user"), ("system", "cpu_system"), ("iowait", "cpu_iowait"),
@@ -97,7 +98,7 @@ def wait_for_sample(path, end, timeout, clock=time.time, sleep=time.sleep):
     deadline = clock() + timeout
     while True:
         with open(path, "rb") as f:
-            last = hostmon.last_time(f)
+            last = windows.last_time(f)
         if last is None or last >= end or last < end - timeout or clock() >= deadline:
             return last
         sleep(0.1)
@@ -120,7 +121,7 @@ def phase_table(kind, host, summary, description):
 
 def native_instance(host_spec):
     """The instance id of a native host: the process tree of its sshd (its spec's SSH port)."""
-    return hostmon.native_id(ssh.spec_port(host_spec))
+    return procfs.native_id(ssh.spec_port(host_spec))
 
 
 def machine(address):
@@ -141,7 +142,7 @@ def hosts_at(hosts, address):
 
 def _where(instance_id, found):
     """What the charts' descriptions say the instance is, or why it is missing."""
-    port = hostmon.native_port(instance_id)
+    port = procfs.native_port(instance_id)
     if port is None:
         return ("instance %s: the QEMU process or container of the server" % instance_id
                 if found else "the server (%s) was not found on this host: host figures only"
@@ -155,7 +156,7 @@ def _where(instance_id, found):
 
 
 def _memory_about(instance_id):
-    if hostmon.native_port(instance_id) is not None:
+    if procfs.native_port(instance_id) is not None:
         return ("PSS and RSS summed over the process tree (RSS counts a shared page once "
                 "per process, PSS shares it out). ")
     return ("PSS and RSS of the QEMU process (of the container's processes), the "
@@ -174,7 +175,7 @@ def _lines(title, names, series, scale, label, description):
 
 def host_charts(kind, host, samples, server_id, phase_list, t0, found):
     """The complete outputs of one host's samples over one iteration."""
-    series = hostmon.series(samples, server_id if found else None, t0)
+    series = windows.series(samples, server_id if found else None, t0)
     about = ("%d samples of host %s; %s. With concurrency above 1 the host's figures "
              "include the other iterations' instances."
              % (len(samples), host, _where(server_id, found)))
@@ -183,13 +184,13 @@ def host_charts(kind, host, samples, server_id, phase_list, t0, found):
                "% of all CPUs", "Host CPU time between samples (user includes nice and "
                "guests, system irq and softirq). " + about),
         _lines("%s: host memory on %s [MiB]" % (kind, host), MEMORY_LINES, series,
-               1 / hostmon.MIB, "MiB", "MemTotal - MemAvailable, and MemAvailable. " + about),
+               1 / procfs.MIB, "MiB", "MemTotal - MemAvailable, and MemAvailable. " + about),
     ]
     if found:
         charts.append(_lines(
             "%s: instance memory and disk on %s [MiB]" % (kind, host), INSTANCE_LINES, series,
-            1 / hostmon.MIB, "MiB", _memory_about(server_id) + about))
-    summary = hostmon.summarize(samples, phase_list, server_id if found else None)
+            1 / procfs.MIB, "MiB", _memory_about(server_id) + about))
+    summary = windows.summarize(samples, phase_list, server_id if found else None)
     charts.append(phase_table(kind, host, summary, (
         "Per phase of this iteration (its atomic actions; build = create request to "
         "ready, idle = no action running, iteration = all of it): host CPU seconds "
@@ -232,13 +233,13 @@ def add_charts(scenario_, kind, instance_id, address=None):
 
 def _charts(info, kind, server_id, actions, bounds):
     t0, t1 = bounds
-    phase_list = hostmon.phases(actions, t1)
+    phase_list = windows.phases(actions, t1)
     per_host = []
     for host in info["hosts"]:
         wait_for_sample(host["path"], t1, 2 * info["interval"] + 1.5)
         with open(host["path"], "rb") as f:
-            samples = hostmon.read_window(f, t0, t1)
-        found = bool(server_id) and any(hostmon.instance_of(s, server_id) for s in samples)
+            samples = windows.read_window(f, t0, t1)
+        found = bool(server_id) and any(windows.instance_of(s, server_id) for s in samples)
         per_host.append((host["name"], samples, found))
     if any(found for _, _, found in per_host):
         per_host = [entry for entry in per_host if entry[2]]

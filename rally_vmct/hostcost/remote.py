@@ -38,7 +38,7 @@ import sys
 import time
 
 from rally_vmct.access import ssh
-from rally_vmct.hostcost.agent import sampler as hostmon_agent
+from rally_vmct.hostcost.agent import sampler
 
 CLOCK_COMMANDS = ("date +%s.%N", "python3 -c 'import time; print(repr(time.time()))'")
 
@@ -128,7 +128,7 @@ def relay(spec, stdin_fd, out, err):
     client = AgentSSH.of_spec(spec["host"], connect_timeout=spec.get("connect_timeout"))
     try:
         offset = correction(*clock_offset(client))
-        return client.stream(spec["command"], hostmon_agent.payload(), stdin_fd,
+        return client.stream(spec["command"], sampler.payload(), stdin_fd,
                              Lines(out, offset, err), err)
     finally:
         client.close()

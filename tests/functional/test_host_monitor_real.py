@@ -43,8 +43,9 @@ import testtools
 from rally_vmct import opts
 from rally_vmct.hostcost import context as host_monitor
 from rally_vmct.hostcost import iteration as host_monitor_output
-from rally_vmct.hostcost.agent import procfs as hostmon
-from rally_vmct.hostcost.agent import sampler as hostmon_agent
+from rally_vmct.hostcost.agent import procfs
+from rally_vmct.hostcost import windows
+from rally_vmct.hostcost.agent import sampler
 from tests.functional import containers
 from tests.functional import sshd
 
@@ -73,7 +74,7 @@ SESSION = ("import sys, time; block = bytearray(100 * 1024 * 1024); "
            "print('ready', flush=True); sys.stdin.read()")
 
 
-# -- independent reads: not hostmon's parsers -----------------------------------------
+# -- independent reads: not the agent's parsers ---------------------------------------
 
 def kb_field(path, key):
     with open(path) as f:
@@ -165,9 +166,9 @@ class Agent(fixtures.Fixture):
         self.path = os.path.join(self.useFixture(fixtures.TempDir()).path, "samples.jsonl")
         with open(self.path, "wb") as out:
             self.process = subprocess.Popen(
-                hostmon_agent.command(sys.executable, self.args + ["--watch-stdin"]),
+                sampler.command(sys.executable, self.args + ["--watch-stdin"]),
                 stdin=subprocess.PIPE, stdout=out, stderr=subprocess.PIPE)
-        self.process.stdin.write(hostmon_agent.payload())
+        self.process.stdin.write(sampler.payload())
         self.process.stdin.flush()
         self.addCleanup(self.stop)
 
@@ -268,11 +269,11 @@ class HostMonitorRealTestCase(testtools.TestCase):
         self.assertEqual("", agent.errors)
 
         def agent_at(t):
-            return {key: hostmon.interpolate(hostmon.points(
+            return {key: windows.interpolate(windows.points(
                 samples, lambda s, key=key: sum(s["cpu"][f] for f in fields)), t)
                 for key, fields in (("user", ("user", "nice")),
                                     ("system", ("system", "irq", "softirq")),
-                                    ("total", hostmon.CPU_FIELDS))}
+                                    ("total", procfs.CPU_FIELDS))}
 
         def share(a, b, key):
             return (b[key] - a[key]) / (b["total"] - a["total"])
@@ -281,8 +282,8 @@ class HostMonitorRealTestCase(testtools.TestCase):
         first, last = reads[0][1], reads[-1][1]
         for sample in samples:
             if reads[0][0] < sample["t"] < reads[-1][0] - 0.05:
-                self.assertLessEqual(first["total"], hostmon.cpu_total(sample["cpu"]))
-                self.assertLessEqual(hostmon.cpu_total(sample["cpu"]), last["total"])
+                self.assertLessEqual(first["total"], procfs.cpu_total(sample["cpu"]))
+                self.assertLessEqual(procfs.cpu_total(sample["cpu"]), last["total"])
         (_, before0), (_, before1), (t2, during0), (t3, during1) = reads
         at2, at3 = agent_at(t2), agent_at(t3)
         figures = {
@@ -304,7 +305,7 @@ class HostMonitorRealTestCase(testtools.TestCase):
 
     def test_native_sshd_tree(self):
         server = self.useFixture(sshd.SSHServer())
-        native = hostmon.native_id(server.port)
+        native = procfs.native_id(server.port)
         agent = self.useFixture(Agent("--interval", "0.1", "--docker-socket", "",
                                       "--server", str(uuid.uuid4()),
                                       "--native-port", str(server.port)))
@@ -368,7 +369,7 @@ class HostMonitorRealTestCase(testtools.TestCase):
         [host] = ctx[host_monitor.KEY]["hosts"]
         self.assertEqual(server.host, host["address"])
         with open(host["path"], "rb") as f:
-            header = hostmon.read_header(f)
+            header = windows.read_header(f)
         t0 = time.time()
         time.sleep(2.0)
         actions = [{"name": "vmct.build", "started_at": t0, "finished_at": t0 + 1.0},
@@ -378,7 +379,7 @@ class HostMonitorRealTestCase(testtools.TestCase):
             ctx, "native", host_monitor_output.native_instance({"port": server.port}),
             actions, address="127.0.0.1")
         with open(host["path"], "rb") as f:
-            last = hostmon.read_window(f, hostmon.last_time(f), hostmon.last_time(f))[-1]
+            last = windows.read_window(f, windows.last_time(f), windows.last_time(f))[-1]
         relay = monitor._samplers[0].process.pid
         started = time.monotonic()
         monitor.cleanup()
@@ -392,7 +393,7 @@ class HostMonitorRealTestCase(testtools.TestCase):
         rows = {row[0]: row for row in charts[-1]["data"]["rows"]}
         self.assertEqual(["build", "delete", "idle", "iteration"], list(rows))
         self.assertGreater(rows["iteration"][2], 0)     # host CPU seconds
-        entry = last["instances"][hostmon.native_id(server.port)]
+        entry = last["instances"][procfs.native_id(server.port)]
         self.assertEqual((server.process.pid, 1), (entry["pid"], entry["processes"]))
         self.assertIn("native: instance memory and disk on loopback [MiB]",
                       [c["title"] for c in native])

@@ -77,9 +77,9 @@ import time
 import urllib.parse
 
 try:
-    from rally_vmct.hostcost.agent import procfs as hostmon
-except ImportError:     # shipped alone: BOOTSTRAP loaded it as "hostmon" first
-    import hostmon
+    from rally_vmct.hostcost.agent import procfs
+except ImportError:     # shipped alone: BOOTSTRAP loaded it as "procfs" first
+    import procfs
 
 VERSION = 1
 DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -100,9 +100,13 @@ BOOTSTRAP = (
 
 
 def payload():
-    """What :data:`BOOTSTRAP` reads on stdin: hostmon, then this module (ASCII bytes)."""
+    """What :data:`BOOTSTRAP` reads on stdin: the agent's modules, this one last (ASCII bytes).
+
+    Only :mod:`.procfs` and this module: the consumer side
+    (:mod:`rally_vmct.hostcost.windows`) never runs on the host, so it is not shipped.
+    """
     parts = []
-    for name, module in (("hostmon", hostmon), ("hostmon_agent", sys.modules[__name__])):
+    for name, module in (("procfs", procfs), ("sampler", sys.modules[__name__])):
         with open(module.__file__, "rb") as f:
             source = f.read()
         source.decode("ascii")      # the SSH relay counts characters as bytes
@@ -134,7 +138,7 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
 class DockerAPI:
     """The few Docker engine API calls the agent needs, over its UNIX socket (no CLI)."""
 
-    def __init__(self, path, timeout=5.0, prefix=hostmon.CONTAINER_PREFIX):
+    def __init__(self, path, timeout=5.0, prefix=procfs.CONTAINER_PREFIX):
         self.path = path
         self.timeout = timeout
         self.prefix = prefix
@@ -160,7 +164,7 @@ class DockerAPI:
         found = {}
         for container in self.get("/containers/json?filters=" + filters):
             for name in container.get("Names") or ():
-                server_id = hostmon.container_server_id(name, self.prefix)
+                server_id = procfs.container_server_id(name, self.prefix)
                 if server_id:
                     found[server_id] = container["Id"]
         return found
@@ -248,9 +252,9 @@ class Sampler:
         self.clock = clock
         self.hz = hz or os.sysconf("SC_CLK_TCK")
         self.ncpu = ncpu or os.cpu_count()
-        self.mounts = hostmon.parse_mountinfo_cgroups(
+        self.mounts = procfs.parse_mountinfo_cgroups(
             self.read("/proc/self/mountinfo", default=""))
-        self.btime = hostmon.parse_proc_stat(self.read("/proc/stat"))[1] or 0
+        self.btime = procfs.parse_proc_stat(self.read("/proc/stat"))[1] or 0
         self.known = {}
         self.reported = set()
         self.errors = []
@@ -307,7 +311,7 @@ class Sampler:
             cmdline = self.read("/proc/%d/cmdline" % pid, binary=True, default=b"")
             if b"-uuid" not in cmdline:
                 continue
-            server_id = hostmon.qemu_server_id(cmdline)
+            server_id = procfs.qemu_server_id(cmdline)
             if server_id and self.wanted(server_id):
                 found[server_id] = (pid, cmdline)
         return found
@@ -326,7 +330,7 @@ class Sampler:
         """Inodes of the TCP sockets (IPv4 and IPv6) listening on ``port``."""
         found = set()
         for path in ("/proc/net/tcp", "/proc/net/tcp6"):
-            found |= hostmon.parse_listening_inodes(self.read(path, default=""), port)
+            found |= procfs.parse_listening_inodes(self.read(path, default=""), port)
         return found
 
     def fd_links(self, pid):
@@ -345,7 +349,7 @@ class Sampler:
     def socket_holders(self, pids, inodes):
         """The processes among ``pids`` with a file descriptor on one of the sockets ``inodes``."""
         return {pid for pid in pids if inodes and any(
-            hostmon.socket_inode(link) in inodes for link in self.fd_links(pid))}
+            procfs.socket_inode(link) in inodes for link in self.fd_links(pid))}
 
     def native_roots(self, inst, port, table, parents):
         """The listeners on ``port`` (pids), looked for again when its sockets or they changed.
@@ -357,7 +361,7 @@ class Sampler:
         inodes = self.listening_inodes(port)
         alive = all(table.get(pid, {}).get("start") == start for pid, start in inst.roots)
         if inodes != inst.sockets or not alive or (inodes and not inst.roots):
-            roots = hostmon.tree_roots(self.socket_holders(table, inodes), parents)
+            roots = procfs.tree_roots(self.socket_holders(table, inodes), parents)
             inst.sockets, inst.roots = inodes, tuple((pid, table[pid]["start"]) for pid in roots)
         return [pid for pid, _ in inst.roots]
 
@@ -376,13 +380,13 @@ class Sampler:
     def process_memory(self, pid):
         """``{rss, pss}`` of a process (pss None where smaps_rollup is missing)."""
         try:
-            return hostmon.parse_smaps_rollup(self.read("/proc/%d/smaps_rollup" % pid))
+            return procfs.parse_smaps_rollup(self.read("/proc/%d/smaps_rollup" % pid))
         except FileNotFoundError:
-            rss = hostmon.parse_status_rss(self.read("/proc/%d/status" % pid))
+            rss = procfs.parse_status_rss(self.read("/proc/%d/status" % pid))
             return {"rss": rss, "pss": None}
 
     def process_start(self, pid):
-        return hostmon.parse_pid_stat(self.read("/proc/%d/stat" % pid))
+        return procfs.parse_pid_stat(self.read("/proc/%d/stat" % pid))
 
     def disk(self, inst, now):
         if inst.disk_path and (inst.disk_at is None or now - inst.disk_at >= self.disk_interval):
@@ -391,22 +395,22 @@ class Sampler:
         return inst.disk
 
     def measure_qemu(self, server_id, pid, cmdline, now):
-        inst = self.known.setdefault(server_id, Instance(hostmon.QEMU))
+        inst = self.known.setdefault(server_id, Instance(procfs.QEMU))
         stat = self.process_start(pid)
         if (inst.pid, inst.start) != (pid, stat["start"]):
             inst.pid, inst.start = pid, stat["start"]
-            inst.disk_path = hostmon.instance_dir(cmdline, server_id)
+            inst.disk_path = procfs.instance_dir(cmdline, server_id)
             inst.disk_at = None
         if inst.born is None:
             inst.born = self.btime + stat["start"] / self.hz
-        entry = {"kind": hostmon.QEMU, "pid": pid, "born": inst.born,
+        entry = {"kind": procfs.QEMU, "pid": pid, "born": inst.born,
                  "cpu": round(inst.count_cpu(stat["start"], stat["ticks"] / self.hz), 3)}
         entry.update(self.process_memory(pid))
         entry["disk"] = self.disk(inst, now)
         return entry
 
     def measure_docker(self, server_id, container_id, now):
-        inst = self.known.setdefault(server_id, Instance(hostmon.DOCKER))
+        inst = self.known.setdefault(server_id, Instance(procfs.DOCKER))
         if inst.container != container_id or not self._alive(inst):
             pid, upper = self.docker.inspect(container_id)
             if not pid:
@@ -417,27 +421,27 @@ class Sampler:
             inst.disk_at = None
             if inst.born is None:
                 inst.born = self.btime + inst.start / self.hz
-        entry = {"kind": hostmon.DOCKER, "pid": inst.pid, "born": inst.born}
+        entry = {"kind": procfs.DOCKER, "pid": inst.pid, "born": inst.born}
         memory = inst.cgroups.get("memory")
         if memory:
             version, path = memory
-            usage, stat = hostmon.cgroup_memory_files(version)
-            entry.update(hostmon.cgroup_memory(version, self.read(path + "/" + usage),
-                                               self.read(path + "/" + stat, default="")))
+            usage, stat = procfs.cgroup_memory_files(version)
+            entry.update(procfs.cgroup_memory(version, self.read(path + "/" + usage),
+                                              self.read(path + "/" + stat, default="")))
             entry.update(self._processes_memory(
                 self.read(path + "/cgroup.procs", default="").split()))
         cpu = inst.cgroups.get("cpuacct")
         if cpu:
             version, path = cpu
-            seconds = hostmon.cgroup_cpu_seconds(
-                version, self.read(path + "/" + hostmon.cgroup_cpu_file(version)))
+            seconds = procfs.cgroup_cpu_seconds(
+                version, self.read(path + "/" + procfs.cgroup_cpu_file(version)))
             entry["cpu"] = round(inst.count_cpu(inst.start, seconds, always_reset=False), 3)
         entry["disk"] = self.disk(inst, now)
         return entry
 
     def measure_native(self, instance_id, port, table):
         """The process tree of the listener on TCP ``port``: memory and CPU summed over it."""
-        inst = self.known.setdefault(instance_id, Instance(hostmon.NATIVE))
+        inst = self.known.setdefault(instance_id, Instance(procfs.NATIVE))
         parents = {pid: stat["ppid"] for pid, stat in table.items()}
         roots = self.native_roots(inst, port, table, parents)
         if not roots:
@@ -446,8 +450,8 @@ class Sampler:
                        "%s: no process the agent can read holds the socket listening on TCP "
                        "port %d (run the agent as root)" % (instance_id, port))
             return None
-        skip = set(hostmon.ancestors(parents, os.getpid())) - set(roots)
-        tree = hostmon.process_tree(parents, roots, skip)
+        skip = set(procfs.ancestors(parents, os.getpid())) - set(roots)
+        tree = procfs.process_tree(parents, roots, skip)
         first = min(roots, key=lambda pid: table[pid]["start"])
         start = table[first]["start"]
         if inst.born is None:
@@ -455,7 +459,7 @@ class Sampler:
         # A new first listener (restarted) starts again from 0; another listener
         # coming or going is the same incarnation, whose count never goes down.
         ticks = sum(table[pid]["ticks"] + table[pid]["child_ticks"] for pid in tree)
-        entry = {"kind": hostmon.NATIVE, "pid": first, "born": inst.born,
+        entry = {"kind": procfs.NATIVE, "pid": first, "born": inst.born,
                  "processes": len(tree),
                  "cpu": round(inst.count_cpu((first, start), ticks / self.hz), 3)}
         entry.update(self._processes_memory(tree))
@@ -470,10 +474,10 @@ class Sampler:
             return False
 
     def _cgroups_of(self, pid):
-        proc = hostmon.parse_proc_cgroup(self.read("/proc/%d/cgroup" % pid))
+        proc = procfs.parse_proc_cgroup(self.read("/proc/%d/cgroup" % pid))
         found = {}
         for controller in ("memory", "cpuacct"):
-            where = hostmon.cgroup_dir(self.mounts, proc, controller)
+            where = procfs.cgroup_dir(self.mounts, proc, controller)
             if where:
                 found[controller] = where
             else:
@@ -495,8 +499,8 @@ class Sampler:
     def sample(self):
         """One sample (a dict, ``"t"`` first)."""
         t = self.clock()
-        cpu, _ = hostmon.parse_proc_stat(self.read("/proc/stat"))
-        mem = hostmon.parse_meminfo(self.read("/proc/meminfo"))
+        cpu, _ = procfs.parse_proc_stat(self.read("/proc/stat"))
+        mem = procfs.parse_meminfo(self.read("/proc/meminfo"))
         instances = {}
         for server_id, (pid, cmdline) in self.qemu_processes().items():
             self._measure(instances, server_id, self.measure_qemu, pid, cmdline, t)
@@ -504,7 +508,7 @@ class Sampler:
             self._measure(instances, server_id, self.measure_docker, container_id, t)
         table = self.process_table() if self.native_ports else {}
         for port in self.native_ports:
-            self._measure(instances, hostmon.native_id(port), self.measure_native, port, table)
+            self._measure(instances, procfs.native_id(port), self.measure_native, port, table)
         for server_id, inst in list(self.known.items()):
             if server_id in instances:
                 inst.seen = t
@@ -585,12 +589,12 @@ def tcp_port(text):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="hostmon_agent",
+    parser = argparse.ArgumentParser(prog="vmct-hostcost-agent",
                                      description="Sample a compute host's instances.")
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--disk-interval", type=float, default=10.0)
     parser.add_argument("--docker-socket", default=DEFAULT_SOCKET)
-    parser.add_argument("--container-prefix", default=hostmon.CONTAINER_PREFIX)
+    parser.add_argument("--container-prefix", default=procfs.CONTAINER_PREFIX)
     parser.add_argument("--server", action="append", default=[])
     parser.add_argument("--native-port", type=tcp_port, action="append", default=[])
     parser.add_argument("--watch-stdin", action="store_true")

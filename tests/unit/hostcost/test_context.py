@@ -17,8 +17,8 @@ import testtools
 
 from rally_vmct import opts
 from rally_vmct.hostcost import context as host_monitor
-from rally_vmct.hostcost.agent import procfs as hostmon
-from rally_vmct.hostcost.agent import sampler as hostmon_agent
+from rally_vmct.hostcost import windows
+from rally_vmct.hostcost.agent import sampler
 
 KEY = host_monitor.KEY
 
@@ -69,18 +69,18 @@ class HostMonitorTestCase(testtools.TestCase):
         self.assertEqual(0.2, ctx[KEY]["interval"])
         self.assertEqual([], ctx[KEY]["native_ports"])
         directory = os.path.dirname(host["path"])
-        [sampler] = monitor._samplers
-        pid = sampler.process.pid
+        [agent] = monitor._agents
+        pid = agent.process.pid
         with open(host["path"], "rb") as f:
-            header = hostmon.read_header(f)
-            self.assertIsNotNone(hostmon.last_time(f))
+            header = windows.read_header(f)
+            self.assertIsNotNone(windows.last_time(f))
         self.assertEqual(os.sysconf("SC_CLK_TCK"), header["hz"])
         self.assertIsNone(header["docker"])
         monitor.cleanup()
         self.assertNotIn(KEY, ctx)
         self.assertFalse(os.path.exists(directory))
         self.assertFalse(alive(pid))
-        self.assertEqual(0, sampler.process.returncode)   # it exited by itself
+        self.assertEqual(0, agent.process.returncode)   # it exited by itself
 
     def test_agent_exits_when_the_rally_process_is_gone(self):
         # The stdin pipe is inherited by Rally's forked workers, so the agent also
@@ -123,17 +123,17 @@ class HostMonitorTestCase(testtools.TestCase):
         monitor = host_monitor.HostMonitor(self.context(start_timeout=1))
         e = self.assertRaises(host_monitor.MonitorError, monitor.setup)
         self.assertIn("no sample from host 'local' within 1 s (start_timeout)", str(e))
-        self.assertEqual([], monitor._samplers)
+        self.assertEqual([], monitor._agents)
 
     def test_stubborn_sampler_is_terminated(self):
         self.useFixture_patch(python(STUBBORN))
         self.patch_grace(0.3)
         ctx = self.context(interval=0.1)
         monitor = self.start(ctx)
-        [sampler] = monitor._samplers
+        [agent] = monitor._agents
         monitor.cleanup()
-        self.assertEqual(-15, sampler.process.returncode)
-        self.assertFalse(alive(sampler.process.pid))
+        self.assertEqual(-15, agent.process.returncode)
+        self.assertFalse(alive(agent.process.pid))
 
     def test_one_sampler_per_host(self):
         self.useFixture_patch(python(GOOD))
@@ -166,10 +166,10 @@ class LaunchTestCase(testtools.TestCase):
 
     def test_local_runs_the_agent_with_this_python(self):
         argv, first = host_monitor.launch("local", self.CONFIG)
-        self.assertEqual(hostmon_agent.command(sys.executable, [
+        self.assertEqual(sampler.command(sys.executable, [
             "--interval", "1.0", "--disk-interval", "10.0", "--docker-socket", "/run/d.sock",
             "--watch-stdin", "--parent-pid", str(os.getpid())]), argv)
-        self.assertEqual(hostmon_agent.payload(), first)
+        self.assertEqual(sampler.payload(), first)
 
     def test_native_ports(self):
         config = dict(self.CONFIG, native_ports=[22, 22822])
@@ -189,7 +189,7 @@ class LaunchTestCase(testtools.TestCase):
                           "proxy_command": "ssh -W %h:%p bastion"}, line["host"])
         self.assertEqual(7.0, line["connect_timeout"])
         self.assertEqual("/usr/bin/python3.11", line["command"][0])
-        self.assertEqual(hostmon_agent.BOOTSTRAP, line["command"][3])
+        self.assertEqual(sampler.BOOTSTRAP, line["command"][3])
         self.assertEqual("--exit-with-parent", line["command"][-1])
         self.assertTrue(first.endswith(b"\n"))
 

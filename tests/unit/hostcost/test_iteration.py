@@ -8,12 +8,12 @@ import testtools
 
 from rally_vmct.hostcost import iteration as hmo
 from rally_vmct.task.scenarios import lifecycle
-from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import procfs
 from tests.unit.timing import fakes
 from tests.unit.task.scenarios import test_lifecycle
-from tests.unit.hostcost.agent import test_procfs as test_hostmon
+from tests.unit.hostcost import test_windows
 
-MIB = hostmon.MIB
+MIB = procfs.MIB
 SERVER = "srv-1"
 
 
@@ -27,7 +27,7 @@ def write_samples(path, t_from, t_to, server=SERVER, appears=None):
                 inst[server] = {"kind": "qemu", "born": appears or t_from, "pid": 7,
                                 "cpu": 0.25 * (t - (appears or t_from)),
                                 "pss": 300 * MIB, "rss": 320 * MIB, "disk": 20 * MIB}
-            f.write(json.dumps(test_hostmon.sample(
+            f.write(json.dumps(test_windows.sample(
                 float(t), busy=150 * i, user=100 * i, idle=50 * i, used=500,
                 instances=inst)) + "\n")
 
@@ -122,7 +122,7 @@ class ChartsTestCase(testtools.TestCase):
         def sleep(seconds):
             now[0] += seconds
             with open(path, "a") as f:
-                f.write(json.dumps(test_hostmon.sample(1021.0)) + "\n")
+                f.write(json.dumps(test_windows.sample(1021.0)) + "\n")
         self.assertEqual(1021.0, hmo.wait_for_sample(path, 1020.5, 3, lambda: now[0], sleep))
         self.assertEqual(1021.0, hmo.wait_for_sample(path, 1022.5, 3, lambda: now[0],
                                                      lambda s: now.__setitem__(0, now[0] + s)))

@@ -17,12 +17,12 @@ from unittest import mock
 import fixtures
 import testtools
 
-from rally_vmct.hostcost.agent import procfs as hostmon
-from rally_vmct.hostcost.agent import sampler as hostmon_agent
+from rally_vmct.hostcost.agent import procfs
+from rally_vmct.hostcost.agent import sampler
 from tests.unit.hostcost.agent import test_procfs as texts
 
 U1, U2 = texts.U1, texts.U2
-MIB = hostmon.MIB
+MIB = procfs.MIB
 INSTANCES = "/var/lib/nova/instances"
 UPPER = "/var/lib/docker/overlay2/layer1/diff"
 
@@ -53,7 +53,7 @@ class FakeDocker:
         for cid, pid in self.running.values():
             if cid == container_id:
                 return pid, UPPER
-        raise hostmon_agent.DockerError("no such container")
+        raise sampler.DockerError("no such container")
 
 
 class FakeHost(fixtures.Fixture):
@@ -123,8 +123,8 @@ class SamplerTestCase(testtools.TestCase):
 
     def sampler(self, **kwargs):
         kwargs.setdefault("docker", self.docker)
-        return hostmon_agent.Sampler(root=self.host.root, clock=lambda: self.now[0], hz=100,
-                                     ncpu=2, **kwargs)
+        return sampler.Sampler(root=self.host.root, clock=lambda: self.now[0], hz=100,
+                               ncpu=2, **kwargs)
 
     def test_host_figures(self):
         found = self.sampler(docker=None).sample()
@@ -225,17 +225,17 @@ class SamplerTestCase(testtools.TestCase):
 
     def test_docker_engine_unreachable(self):
         self.docker.nova_containers = lambda: (_ for _ in ()).throw(
-            hostmon_agent.DockerError("Docker API /containers/json: connection refused"))
+            sampler.DockerError("Docker API /containers/json: connection refused"))
         found = self.sampler().sample()
         self.assertEqual(["Docker API /containers/json: connection refused"], found["errors"])
 
     def test_no_docker_socket(self):
-        docker = hostmon_agent.DockerAPI(self.host.root + "/no.sock")
-        sampler = self.sampler(docker=docker)
-        self.assertEqual({}, sampler.sample()["instances"])
+        docker = sampler.DockerAPI(self.host.root + "/no.sock")
+        agent = self.sampler(docker=docker)
+        self.assertEqual({}, agent.sample()["instances"])
         self.assertEqual("no socket at %s/no.sock" % self.host.root,
-                         sampler.header()["docker"])
-        self.assertEqual("hybrid", sampler.header()["cgroup"])
+                         agent.header()["docker"])
+        self.assertEqual("hybrid", agent.header()["cgroup"])
 
 
 class NativeTreeTestCase(testtools.TestCase):
@@ -253,8 +253,8 @@ class NativeTreeTestCase(testtools.TestCase):
         self.host.process(300, 1, ticks=900, sockets=[21113, 21115])
         self.host.process(500, 1, ticks=10, start=250000, child_ticks=4, sockets=[46916858])
         self.host.process(600, 500, ticks=20, pss_kb=2000)
-        self.sampler = hostmon_agent.Sampler(root=self.host.root, clock=lambda: 1000.0,
-                                             hz=100, ncpu=2, native_ports=[self.PORT])
+        self.sampler = sampler.Sampler(root=self.host.root, clock=lambda: 1000.0,
+                                       hz=100, ncpu=2, native_ports=[self.PORT])
 
     def entry(self):
         return self.sampler.sample()["instances"].get(self.ID)
@@ -341,10 +341,10 @@ class NativeTreeTestCase(testtools.TestCase):
                          "listening on TCP port 22822 (run the agent as root)", error)
 
     def test_agent_argument(self):
-        args = hostmon_agent.parse_args(["--native-port", "22", "--native-port", "22822"])
+        args = sampler.parse_args(["--native-port", "22", "--native-port", "22822"])
         self.assertEqual([22, 22822], args.native_port)
         with mock.patch("sys.stderr", io.StringIO()) as err:
-            self.assertRaises(SystemExit, hostmon_agent.parse_args, ["--native-port", "0"])
+            self.assertRaises(SystemExit, sampler.parse_args, ["--native-port", "0"])
         self.assertIn("0 is not a TCP port (1-65535)", err.getvalue())
 
 
@@ -397,20 +397,20 @@ class DockerAPITestCase(testtools.TestCase):
         thread.start()
         self.addCleanup(self.engine.server_close)
         self.addCleanup(self.engine.shutdown)
-        self.api = hostmon_agent.DockerAPI(path)
+        self.api = sampler.DockerAPI(path)
 
     def test_nova_containers_and_inspect(self):
         self.assertEqual({U1: "c1"}, self.api.nova_containers())
         self.assertEqual((4321, UPPER), self.api.inspect("c1"))
         [listing, _] = self.engine.requests
         self.assertEqual('/containers/json?filters={"name": ["nova-"]}',
-                         hostmon_agent.urllib.parse.unquote(listing))
+                         sampler.urllib.parse.unquote(listing))
 
     def test_errors_name_the_call(self):
-        e = self.assertRaises(hostmon_agent.DockerError, self.api.inspect, "gone")
+        e = self.assertRaises(sampler.DockerError, self.api.inspect, "gone")
         self.assertIn("Docker API /containers/gone/json: HTTP 404", str(e))
-        e = self.assertRaises(hostmon_agent.DockerError,
-                              hostmon_agent.DockerAPI("/nonexistent.sock").nova_containers)
+        e = self.assertRaises(sampler.DockerError,
+                              sampler.DockerAPI("/nonexistent.sock").nova_containers)
         self.assertIn("/nonexistent.sock", str(e))
 
 
@@ -419,13 +419,13 @@ class RunTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.host = self.useFixture(FakeHost())
-        self.sampler = hostmon_agent.Sampler(root=self.host.root, hz=100, ncpu=2)
+        self.sampler = sampler.Sampler(root=self.host.root, hz=100, ncpu=2)
 
     def test_start_line_then_samples(self):
         out = io.StringIO()
         clock = iter(range(100))
-        self.assertEqual(0, hostmon_agent.run(self.sampler, out, interval=0, count=3,
-                                              monotonic=lambda: next(clock)))
+        self.assertEqual(0, sampler.run(self.sampler, out, interval=0, count=3,
+                                        monotonic=lambda: next(clock)))
         lines = [json.loads(line) for line in out.getvalue().splitlines()]
         self.assertEqual(["start", "sample", "sample", "sample"], [r["type"] for r in lines])
         self.assertEqual(100, lines[0]["hz"])
@@ -434,7 +434,7 @@ class RunTestCase(testtools.TestCase):
         r, w = os.pipe()
         os.close(w)
         out = io.StringIO()
-        self.assertEqual(0, hostmon_agent.run(self.sampler, out, interval=5, stdin_fd=r))
+        self.assertEqual(0, sampler.run(self.sampler, out, interval=5, stdin_fd=r))
         os.close(r)
         self.assertEqual(2, len(out.getvalue().splitlines()))
 
@@ -442,7 +442,7 @@ class RunTestCase(testtools.TestCase):
         r, w = os.pipe()
         os.write(w, b"\n\n")
         out = io.StringIO()
-        hostmon_agent.run(self.sampler, out, interval=0.01, count=3, stdin_fd=r)
+        sampler.run(self.sampler, out, interval=0.01, count=3, stdin_fd=r)
         os.close(r)
         os.close(w)
         self.assertEqual(4, len(out.getvalue().splitlines()))
@@ -451,42 +451,47 @@ class RunTestCase(testtools.TestCase):
         class Closed(io.StringIO):
             def write(self, text):
                 raise BrokenPipeError()
-        self.assertEqual(0, hostmon_agent.run(self.sampler, Closed(), interval=0))
+        self.assertEqual(0, sampler.run(self.sampler, Closed(), interval=0))
 
     def test_parent_gone_stops_it(self):
         out = io.StringIO()
         parents = iter([42, 42, 1])     # at the start, after the 1st and 2nd samples
         with mock.patch.object(os, "getppid", lambda: next(parents)):
-            self.assertEqual(0, hostmon_agent.run(self.sampler, out, interval=0, parent=42))
+            self.assertEqual(0, sampler.run(self.sampler, out, interval=0, parent=42))
         self.assertEqual(["start", "sample", "sample"],
                          [json.loads(line)["type"] for line in out.getvalue().splitlines()])
 
     def test_parent_gone_before_it_started(self):
         out = io.StringIO()
-        self.assertEqual(0, hostmon_agent.run(self.sampler, out, interval=0,
-                                              parent=os.getppid() + 1))
+        self.assertEqual(0, sampler.run(self.sampler, out, interval=0,
+                                        parent=os.getppid() + 1))
         self.assertEqual("", out.getvalue())
 
 
 class ShippingTestCase(testtools.TestCase):
 
-    def test_payload_is_both_modules_in_ascii(self):
-        data = hostmon_agent.payload()
+    def test_payload_is_the_agents_modules_only_in_ascii(self):
+        data = sampler.payload()
         head, rest = data.split(b"\n", 1)
         self.assertEqual(b"2", head)
         name, size = rest.split(b"\n", 1)[0].split()
-        self.assertEqual(b"hostmon", name)
-        with open(hostmon.__file__, "rb") as f:
+        self.assertEqual(b"procfs", name)
+        with open(procfs.__file__, "rb") as f:
             self.assertEqual(len(f.read()), int(size))
-        self.assertIn(b"\nhostmon_agent ", data)
+        self.assertIn(b"\nsampler ", data)
+        # every module of the agent package is shipped, nothing else (the consumer side)
+        folder = os.path.dirname(sampler.__file__)
+        shipped = sorted(n for n in os.listdir(folder) if n.endswith(".py") and n != "__init__.py")
+        self.assertEqual(["procfs.py", "sampler.py"], shipped)
+        self.assertNotIn(b"def read_window", data)
 
     def test_bootstrap_runs_the_shipped_modules_anywhere(self):
         # In an empty directory, with a Python that cannot import rally_vmct (-I: no
         # site-packages, no cwd): the modules come from stdin, as over SSH.
         path = self.useFixture(fixtures.TempDir()).path
-        argv = hostmon_agent.command(sys.executable, ["--count", "1", "--docker-socket", ""])
+        argv = sampler.command(sys.executable, ["--count", "1", "--docker-socket", ""])
         argv.insert(1, "-I")
-        result = subprocess.run(argv, input=hostmon_agent.payload(), stdout=subprocess.PIPE,
+        result = subprocess.run(argv, input=sampler.payload(), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, cwd=path, timeout=60, check=True)
         start, first = [json.loads(line) for line in result.stdout.splitlines()]
         self.assertEqual(("start", "sample"), (start["type"], first["type"]))

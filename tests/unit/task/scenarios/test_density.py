@@ -9,7 +9,7 @@ from rally_vmct.timing import waiter
 from rally_vmct.hostcost import density as density_output
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import density
-from rally_vmct.hostcost.agent import procfs as hostmon
+from rally_vmct.hostcost.agent import procfs
 from tests.unit.task.scenarios import test_lifecycle
 
 KIND = test_lifecycle.KIND
@@ -35,10 +35,10 @@ class FakeMonitor(density_output.Monitor):
                    if r.id not in self.test.nova.servers.deleted]
         with open(self.path, "w") as f:
             for t in (t0 - 1, t0, t1, t1 + 1):
-                instances = {sid: {"pss": 40 * hostmon.MIB, "cgroup": None} for sid in running}
+                instances = {sid: {"pss": 40 * procfs.MIB, "cgroup": None} for sid in running}
                 f.write(json.dumps({"type": "sample", "t": t, "instances": instances,
-                                    "mem": {"used": (100 + 50 * len(running)) * hostmon.MIB,
-                                            "available": hostmon.MIB}}) + "\n")
+                                    "mem": {"used": (100 + 50 * len(running)) * procfs.MIB,
+                                            "available": procfs.MIB}}) + "\n")
         return super().samples(t0, t1)
 
 
@@ -170,12 +170,12 @@ class TestDensityOutput(test_lifecycle.testtools.TestCase):
         self.assertEqual([3], density_output.steps(3, 5))
 
     def test_step_cost_without_instances_on_the_hosts(self):
-        samples = [{"type": "sample", "t": t, "mem": {"used": 10 * hostmon.MIB,
+        samples = [{"type": "sample", "t": t, "mem": {"used": 10 * procfs.MIB,
                                                       "available": 0}} for t in (0, 1, 2)]
         cost = density_output.step_cost([samples], ["srv-1"], (0.5, 1.5),
-                                        density_output.Baseline(4 * hostmon.MIB))
-        self.assertEqual(10 * hostmon.MIB, cost.used)
-        self.assertEqual(6 * hostmon.MIB, cost.increase_per_instance)
+                                        density_output.Baseline(4 * procfs.MIB))
+        self.assertEqual(10 * procfs.MIB, cost.used)
+        self.assertEqual(6 * procfs.MIB, cost.increase_per_instance)
         self.assertFalse(cost.within_fluctuation)
         self.assertIsNone(cost.pss_per_instance)
         self.assertEqual(0, cost.found)
@@ -183,33 +183,33 @@ class TestDensityOutput(test_lifecycle.testtools.TestCase):
     @staticmethod
     def used_samples(*mib):
         return [{"type": "sample", "t": float(t),
-                 "mem": {"used": m * hostmon.MIB, "available": 0}} for t, m in enumerate(mib)]
+                 "mem": {"used": m * procfs.MIB, "available": 0}} for t, m in enumerate(mib)]
 
     def test_baseline_is_the_mean_and_range_of_the_samples(self):
         monitor = FakeMonitor(self, "/unused")
         monitor.samples = lambda t0, t1: [self.used_samples(100, 104, 102),
                                           self.used_samples(50, 50, 50)]
         # the mean over time of the lines between samples: 102.5 + 50; the range: 4 + 0
-        self.assertEqual(density_output.Baseline(152.5 * hostmon.MIB, 4 * hostmon.MIB),
+        self.assertEqual(density_output.Baseline(152.5 * procfs.MIB, 4 * procfs.MIB),
                          monitor.baseline(0.0, 2.0))
 
     def test_an_increase_within_the_hosts_fluctuation_is_no_cost(self):
-        baseline = density_output.Baseline(100 * hostmon.MIB, 8 * hostmon.MIB)
+        baseline = density_output.Baseline(100 * procfs.MIB, 8 * procfs.MIB)
         for after, per_instance in ((90, None), (108, None), (112, 6.0)):
             cost = density_output.step_cost([self.used_samples(after, after)], ["a", "b"],
                                             (0.0, 1.0), baseline)
             self.assertEqual(per_instance is None, cost.within_fluctuation, after)
             self.assertEqual(per_instance, cost.increase_per_instance and
-                             cost.increase_per_instance / hostmon.MIB, after)
+                             cost.increase_per_instance / procfs.MIB, after)
 
     def test_the_table_says_within_the_hosts_fluctuation(self):
         fill = density_output.Fill(max_servers=2)
         fill.rows = [density_output.ServerRow(instances=n, step=n, boot_s=1.0, build_s=0.5)
                      for n in (1, 2)]
-        fill.costs = {1: density_output.StepCost(used=90 * hostmon.MIB,
+        fill.costs = {1: density_output.StepCost(used=90 * procfs.MIB,
                                                  within_fluctuation=True),
-                      2: density_output.StepCost(used=120 * hostmon.MIB,
-                                                 increase_per_instance=10 * hostmon.MIB)}
+                      2: density_output.StepCost(used=120 * procfs.MIB,
+                                                 increase_per_instance=10 * procfs.MIB)}
         rows = density_output.table("kvm", fill, True)["data"]["rows"]
         self.assertEqual([density_output.WITHIN_FLUCTUATION, 10.0], [r[5] for r in rows])
         [memory] = [c for c in density_output.curves("kvm", fill)
