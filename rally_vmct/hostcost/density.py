@@ -11,8 +11,8 @@
 # under the License.
 """What ``VMCT.density`` records and reports: per server its boot, per step the host memory.
 
-The contract with the comparison exporter (:mod:`rally_vmct.hostcost.density_curves`),
-no Rally import:
+The tables the comparison exporter reads (:mod:`rally_vmct.hostcost.density_curves`;
+their titles and the columns it reads are :mod:`rally_vmct.task.output`'s):
 
 * complete Table ``"<kind>: density"`` (:data:`COLUMNS`): a row per server in boot
   order; ``instances`` counts the servers running once it was reachable, so
@@ -33,47 +33,45 @@ instances the hosts show, per instance.
 
 import dataclasses
 
-from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.hostcost.agent import procfs
+from rally_vmct.hostcost import iteration as host_monitor_output
 from rally_vmct.hostcost import windows
+from rally_vmct.task import output
 
-TABLE_SUFFIX = ": density"
-LIMIT_SUFFIX = ": density limit"
-GROUP = "density"
-UNIT = "instances"
-REACHED = "instances_reached"
+TABLE_SUFFIX = output.DENSITY_TABLE_SUFFIX
+LIMIT_SUFFIX = output.DENSITY_LIMIT_SUFFIX
+GROUP = output.DENSITY_GROUP
+UNIT = output.DENSITY_UNIT
+REACHED = output.DENSITY_REACHED
 TARGET_REACHED = "target reached"
 FIRST_FAILURE = "first failure"
 TASK_ABORTED = "task aborted"
-NOT_MEASURED = host_monitor_output.NOT_MEASURED
+NOT_MEASURED = output.NOT_MEASURED
 STEP_ACTION = "vmct.density.step_%d"
 DELETE_ACTION = "vmct.density.delete_all"
 ACTION_PREFIX = "vmct.density."
 # (column, key of a ServerRow or StepCost, scale)
 COLUMNS = (
-    ("instances", "instances", None),
+    (output.DENSITY_INSTANCES, "instances", None),
     ("step", "step", None),
-    ("boot to reachable [s]", "boot_s", 1),
+    (output.DENSITY_BOOT, "boot_s", 1),
     ("build [s]", "build_s", 1),
     ("host memory used [MiB]", "used", 1 / procfs.MIB),
-    ("host memory increase per instance [MiB]", "increase_per_instance", 1 / procfs.MIB),
-    ("PSS per instance [MiB]", "pss_per_instance", 1 / procfs.MIB),
-    ("memory cgroup per instance [MiB]", "cgroup_per_instance", 1 / procfs.MIB),
+    (output.DENSITY_MEMORY_INCREASE, "increase_per_instance", 1 / procfs.MIB),
+    (output.DENSITY_PSS, "pss_per_instance", 1 / procfs.MIB),
+    (output.DENSITY_CGROUP, "cgroup_per_instance", 1 / procfs.MIB),
     ("instances found on the hosts", "found", None),
 )
-LIMIT_COLUMNS = ("instances reached", "max_servers", "limit", "reason")
+LIMIT_COLUMNS = ("instances reached", "max_servers", output.DENSITY_LIMIT,
+                 output.DENSITY_REASON)
 # The cell of a host memory increase no larger than the hosts' own fluctuation before the
 # first create: other processes' memory moved as much as the instances' (a fall of the
 # hosts' memory used during a fill is no negative cost of the instances).
 WITHIN_FLUCTUATION = "within the hosts' fluctuation"
 
 
-def table_title(kind):
-    return kind + TABLE_SUFFIX
-
-
-def limit_title(kind):
-    return kind + LIMIT_SUFFIX
+table_title = output.density_title
+limit_title = output.density_limit_title
 
 
 @dataclasses.dataclass

@@ -11,7 +11,8 @@
 # under the License.
 """The density curve per kind, from ``VMCT.density``'s tables.
 
-The tables are :mod:`rally_vmct.hostcost.density`'s.
+The tables are :mod:`rally_vmct.hostcost.density`'s, their titles and columns
+:mod:`rally_vmct.task.output`'s.
 
 :class:`DensityTally` reads each iteration's ``"<kind>: density"`` and
 ``"<kind>: density limit"`` tables; :func:`curves` gives, per curve (:data:`CURVES`)
@@ -24,19 +25,17 @@ and per kind how often each limit stopped the filling.
 
 import collections
 
-from rally_vmct.hostcost import density as density_output
 from rally_vmct import inference
 from rally_vmct import stats
+from rally_vmct.task import output
 
 # (table column, curve label, unit, x: "running" = instances once reachable,
 #  "before" = instances already running while it booted)
 CURVES = (
-    ("boot to reachable [s]", "provision time (boot to reachable)", "s", "before"),
-    ("PSS per instance [MiB]", "instance PSS per instance", "MiB", "running"),
-    ("memory cgroup per instance [MiB]", "container memory cgroup per instance", "MiB",
-     "running"),
-    ("host memory increase per instance [MiB]", "host memory increase per instance", "MiB",
-     "running"),
+    (output.DENSITY_BOOT, "provision time (boot to reachable)", "s", "before"),
+    (output.DENSITY_PSS, "instance PSS per instance", "MiB", "running"),
+    (output.DENSITY_CGROUP, "container memory cgroup per instance", "MiB", "running"),
+    (output.DENSITY_MEMORY_INCREASE, "host memory increase per instance", "MiB", "running"),
 )
 X_LABELS = {"before": "instances already running", "running": "instances running"}
 POINT_FIELDS = ("x", "n", "mean", "sd", "min", "max", "ci_low", "ci_high", "baseline_kind",
@@ -70,10 +69,10 @@ class DensityTally:
             title = chart.get("title") if isinstance(chart, dict) else None
             if not isinstance(title, str):
                 continue
-            if title.endswith(density_output.LIMIT_SUFFIX):
-                self._add_limit(title[:-len(density_output.LIMIT_SUFFIX)], chart)
-            elif title.endswith(density_output.TABLE_SUFFIX):
-                self._add_rows(title[:-len(density_output.TABLE_SUFFIX)], chart)
+            if title.endswith(output.DENSITY_LIMIT_SUFFIX):
+                self._add_limit(title[:-len(output.DENSITY_LIMIT_SUFFIX)], chart)
+            elif title.endswith(output.DENSITY_TABLE_SUFFIX):
+                self._add_rows(title[:-len(output.DENSITY_TABLE_SUFFIX)], chart)
 
     def _kind(self, kind):
         if kind not in self.kinds:
@@ -81,12 +80,12 @@ class DensityTally:
 
     def _add_rows(self, kind, chart):
         cols, rows = _table(chart)
-        if "instances" not in (cols or ()):
+        if output.DENSITY_INSTANCES not in (cols or ()):
             return
         self._kind(kind)
         for row in rows:
             record = dict(zip(cols, row))
-            count = _number(record.get("instances"))
+            count = _number(record.get(output.DENSITY_INSTANCES))
             for column, _, _, x in CURVES:
                 value = _number(record.get(column))
                 if count is not None and value is not None:
@@ -98,8 +97,8 @@ class DensityTally:
         for row in rows or ():
             record = dict(zip(cols, row))
             self._kind(kind)
-            self.limits[kind][str(record.get("limit"))] += 1
-            self.reasons[kind][str(record.get("reason"))] += 1
+            self.limits[kind][str(record.get(output.DENSITY_LIMIT))] += 1
+            self.reasons[kind][str(record.get(output.DENSITY_REASON))] += 1
 
 
 def _point(x, values, base_values, base_kind, confidence):

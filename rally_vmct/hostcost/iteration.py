@@ -37,21 +37,21 @@ import time
 from rally.common import logging
 
 from rally_vmct.access import ssh
-from rally_vmct.workloads import facts
 from rally_vmct.hostcost.agent import procfs
 from rally_vmct.hostcost import windows
+from rally_vmct.task import output
+from rally_vmct.workloads import facts
 
 LOG = logging.getLogger(__name__)
 
 KEY = "vmct_host_monitor"      # the context (rally_vmct.hostcost.context)
 LOCAL = "local"                 # the context's host spec of the Rally machine itself
 NATIVE_PORTS = "native_ports"   # its config key: the native hosts' listeners measured
-PHASE_TABLE = "host cost by phase"
 # (column, summary key, scale): MiB for bytes, percent for fractions.
 PHASE_COLUMNS = (
-    ("phase", "phase", None),
+    (output.HOST_COST_PHASE, "phase", None),
     ("seconds", "seconds", 1),
-    ("host CPU [CPU s]", "host_cpu_s", 1),
+    (output.HOST_COST_HOST_CPU, "host_cpu_s", 1),
     ("user [%]", "user", 100),
     ("system [%]", "system", 100),
     ("iowait [%]", "iowait", 100),
@@ -59,15 +59,15 @@ PHASE_COLUMNS = (
     ("host memory used, mean [MiB]", "mem_used_mean", 1 / procfs.MIB),
     ("host memory used, max [MiB]", "mem_used_max", 1 / procfs.MIB),
     ("host memory available, min [MiB]", "mem_available_min", 1 / procfs.MIB),
-    ("instance CPU [CPU s]", "cpu_s", 1),
-    ("instance PSS, mean [MiB]", "pss_mean", 1 / procfs.MIB),
+    (output.HOST_COST_INSTANCE_CPU, "cpu_s", 1),
+    (output.HOST_COST_PSS_MEAN, "pss_mean", 1 / procfs.MIB),
     ("instance PSS, max [MiB]", "pss_max", 1 / procfs.MIB),
     ("instance RSS, max [MiB]", "rss_max", 1 / procfs.MIB),
-    ("container memory cgroup, mean [MiB]", "cgroup_mean", 1 / procfs.MIB),
+    (output.HOST_COST_CGROUP_MEAN, "cgroup_mean", 1 / procfs.MIB),
     ("container memory cgroup, max [MiB]", "cgroup_max", 1 / procfs.MIB),
     ("instance disk, max [MiB]", "disk_max", 1 / procfs.MIB),
 )
-NOT_MEASURED = "n/a"
+NOT_MEASURED = output.NOT_MEASURED
 CPU_LINES = (("user", "cpu_user"), ("system", "cpu_system"), ("iowait", "cpu_iowait"),
              ("steal", "cpu_steal"), ("instance", "instance_cpu"))
 MEMORY_LINES = (("used", "mem_used"), ("available", "mem_available"))
@@ -76,7 +76,7 @@ INSTANCE_LINES = (("PSS", "pss"), ("RSS", "rss"), ("memory cgroup", "cgroup"),
 
 
 def phase_table_title(kind, host):
-    return "%s: %s on %s" % (kind, PHASE_TABLE, host)
+    return output.host_cost_title(kind, host)
 
 
 def window(actions, now=None):

@@ -13,7 +13,7 @@
 
 Every iteration of a VMCT server scenario run with the ``vmct_host_monitor``
 context has, per host its server was on, a complete Table ``"<kind>: host cost
-by phase on <host>"`` (:mod:`rally_vmct.hostcost.iteration`, a row per
+by phase on <host>"`` (:mod:`rally_vmct.task.output`, a row per
 phase). :func:`samples` turns the rows of the phases in :data:`PHASES` into one
 sample per iteration of each figure in :data:`FIGURES`; the comparison groups
 them like any other metric (source ``host``, group ``host cost: <phase>``), so
@@ -23,27 +23,19 @@ take the workload's reboot type (``reboot (soft)``): soft and hard are never one
 group.
 """
 
-from rally_vmct.hostcost import iteration as hmo
+from rally_vmct.task import output
 
 SOURCE = "host"
 GROUP_PREFIX = "host cost: "
 PHASES = ("build", "reboot", "stop", "start", "benchmark", "delete")
 # (column of the phase table, metric name, unit)
 FIGURES = (
-    ("host CPU [CPU s]", "host CPU (all CPUs, busy)", "CPU s"),
-    ("instance CPU [CPU s]", "instance CPU", "CPU s"),
-    ("instance PSS, mean [MiB]", "instance PSS, mean", "MiB"),
-    ("container memory cgroup, mean [MiB]", "container memory cgroup, mean", "MiB"),
+    (output.HOST_COST_HOST_CPU, "host CPU (all CPUs, busy)", "CPU s"),
+    (output.HOST_COST_INSTANCE_CPU, "instance CPU", "CPU s"),
+    (output.HOST_COST_PSS_MEAN, "instance PSS, mean", "MiB"),
+    (output.HOST_COST_CGROUP_MEAN, "container memory cgroup, mean", "MiB"),
 )
-_MARK = ": %s on " % hmo.PHASE_TABLE
-
-
-def parse_title(title):
-    """``(kind, host)`` of a phase table's title, else None."""
-    if not isinstance(title, str) or _MARK not in title:
-        return None
-    kind, _, host = title.partition(_MARK)
-    return kind, host
+parse_title = output.parse_host_cost_title
 
 
 def _number(value):
@@ -63,7 +55,7 @@ def samples(iteration, reboot_suffix=""):
         cols = data.get("cols") or []
         for row in data.get("rows") or ():
             record = dict(zip(cols, row))
-            phase = record.get("phase")
+            phase = record.get(output.HOST_COST_PHASE)
             if phase not in PHASES:
                 continue
             group = GROUP_PREFIX + phase + (reboot_suffix if phase == "reboot" else "")

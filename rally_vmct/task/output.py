@@ -26,6 +26,19 @@ arguments) and the ``vmct-comparison`` exporter. No Rally import: pure data.
   with columns ``fact, value`` (strings): what produced its numbers. The keys the
   comparison page discloses per kind are :data:`DISCLOSED_FACTS`; ``emulated`` is
   ``"yes"`` when the instance's CPU is emulated (QEMU TCG), and the page warns then.
+* With the ``vmct_host_monitor`` context, every iteration of a server scenario adds,
+  per host its server was on, a complete Table ``"<kind>: host cost by phase on
+  <host>"`` (:func:`host_cost_title`), a row per lifecycle phase; the exporter reads
+  the columns named here (``HOST_COST_*``), :data:`NOT_MEASURED` where a host did not
+  show the instance.
+* ``VMCT.density`` adds complete Tables ``"<kind>: density"`` (a row per server; the
+  exporter reads the ``DENSITY_*`` columns) and ``"<kind>: density limit"`` (one row:
+  ``limit`` and ``reason``), and the additive chart ``"<kind>: density [instances]"``.
+
+The writers (:mod:`rally_vmct.hostcost.iteration`, :mod:`rally_vmct.hostcost.density`)
+and the readers (:mod:`rally_vmct.hostcost.phase_samples`,
+:mod:`rally_vmct.hostcost.density_curves`) import these names, so a rename on one side
+cannot silently drop a metric from the page.
 """
 
 import re
@@ -59,6 +72,54 @@ DISCLOSED_FACTS = (
     ("fileio_direct", "fileio O_DIRECT"),
     ("runs", "runs per workload"),
 )
+
+
+# A table cell of a figure that was not measured.
+NOT_MEASURED = "n/a"
+
+# -- host cost: "<kind>: host cost by phase on <host>" -------------------------------
+HOST_COST_TABLE = "host cost by phase"
+HOST_COST_PHASE = "phase"
+HOST_COST_HOST_CPU = "host CPU [CPU s]"
+HOST_COST_INSTANCE_CPU = "instance CPU [CPU s]"
+HOST_COST_PSS_MEAN = "instance PSS, mean [MiB]"
+HOST_COST_CGROUP_MEAN = "container memory cgroup, mean [MiB]"
+_HOST_COST_MARK = ": %s on " % HOST_COST_TABLE
+
+# -- density: "<kind>: density", "<kind>: density limit", "<kind>: density [instances]"
+DENSITY_TABLE_SUFFIX = ": density"
+DENSITY_LIMIT_SUFFIX = ": density limit"
+DENSITY_GROUP = "density"
+DENSITY_UNIT = "instances"
+DENSITY_REACHED = "instances_reached"
+DENSITY_INSTANCES = "instances"
+DENSITY_BOOT = "boot to reachable [s]"
+DENSITY_PSS = "PSS per instance [MiB]"
+DENSITY_CGROUP = "memory cgroup per instance [MiB]"
+DENSITY_MEMORY_INCREASE = "host memory increase per instance [MiB]"
+DENSITY_LIMIT = "limit"
+DENSITY_REASON = "reason"
+
+
+def host_cost_title(kind, host):
+    """Title of a host's phase table: ``"kvm: host cost by phase on compute-1"``."""
+    return "%s%s%s" % (kind, _HOST_COST_MARK, host)
+
+
+def parse_host_cost_title(title):
+    """``(kind, host)`` of a phase table's title, else None."""
+    if not isinstance(title, str) or _HOST_COST_MARK not in title:
+        return None
+    kind, _, host = title.partition(_HOST_COST_MARK)
+    return kind, host
+
+
+def density_title(kind):
+    return kind + DENSITY_TABLE_SUFFIX
+
+
+def density_limit_title(kind):
+    return kind + DENSITY_LIMIT_SUFFIX
 
 
 def facts_title(kind):
