@@ -20,7 +20,7 @@ import textwrap
 import fixtures
 import testtools
 
-from rally_vmct.task.exporters.comparison import analyse as comparison_data
+from rally_vmct.task.exporters.comparison import analyse
 from tests.functional import test_comparison_export_browser as browser_test
 
 RALLY = os.path.join(os.path.dirname(sys.executable), "rally")
@@ -291,8 +291,8 @@ class TestComparisonExport(testtools.TestCase):
         self.assertEqual({"p50": {"low": 6, "high": 6}, "p95": {"low": 2, "high": 72},
                           "p99": {"low": 1, "high": 368}},
                          self.data["methods"]["quantile_interval_min_n"])
-        self.assertEqual(comparison_data.FORMAT_VERSION, self.data["format_version"])
-        self.assertEqual(6, comparison_data.FORMAT_VERSION)     # the one rule
+        self.assertEqual(analyse.FORMAT_VERSION, self.data["format_version"])
+        self.assertEqual(6, analyse.FORMAT_VERSION)     # the one rule
         csv_row = [r for r in self.csv if r["kind"] == "kvm" and r["concurrency"] == "4"
                    and r["metric"] == "vmct.build"][0]
         self.assertEqual(("20", "27", "25", ""), (

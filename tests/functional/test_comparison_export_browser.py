@@ -23,7 +23,7 @@ import time
 import fixtures
 import testtools
 
-from rally_vmct.task.exporters.comparison import analyse as comparison_data
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render as comparison_render
 from rally_vmct.task import output
 from tests.unit.task.exporters.comparison import sample_results
@@ -375,7 +375,7 @@ class TestComparisonPageInChromium(testtools.TestCase):
         return wide, narrow, first, shot
 
     def test_comparison_page(self):
-        data = comparison_data.compare(sample_results.demo_tasks())
+        data = analyse.compare(sample_results.demo_tasks())
         wide, narrow, _, shot = self._look_clean("comparison-export", data)
         metrics = len(data["metrics"])
         # + lifecycle breakdown + a scale chart per phase (build, network wait, delete)
@@ -397,7 +397,7 @@ class TestComparisonPageInChromium(testtools.TestCase):
 
     def test_scale_section(self):
         # samples/tasks/scale.yaml's shape: boot and delete per kind at 1 to 256
-        data = comparison_data.compare(sample_results.scale_tasks())
+        data = analyse.compare(sample_results.scale_tasks())
         wide, narrow, _, _ = self._look_clean("comparison-export-scale", data)
         # a marker per kind, level and quantile (2 x 6 x 3), plus the legends'
         # (2 kinds, 3 quantiles)
@@ -422,7 +422,7 @@ class TestComparisonPageInChromium(testtools.TestCase):
     def test_disclosure_warning_and_seed_check(self):
         # Results as the scenarios make them now: facts tables ("kvm" is QEMU TCG),
         # O_DIRECT fileio, the lifecycle chart with build + network.
-        data = comparison_data.compare(sample_results.demo_tasks(times=6, facts=True))
+        data = analyse.compare(sample_results.demo_tasks(times=6, facts=True))
         wide, narrow, sections, _ = self._look_clean("comparison-export-disclosure", data,
                                                      SECTIONS_PROBE)
         check_sections(self, sections, data)

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from rally.task import exporter  # noqa: E402
 
 from rally_vmct.task.exporters.comparison import plugin as comparison  # noqa: E402
-from rally_vmct.task.exporters.comparison import analyse as comparison_data  # noqa: E402
+from rally_vmct.task.exporters.comparison import analyse  # noqa: E402
 from rally_vmct.task.exporters.comparison import render as comparison_render  # noqa: E402
 from rally_vmct.task import output  # noqa: E402
 
@@ -167,7 +167,7 @@ def main():
     count = sum(len(w["data"]) for w in tasks[0]["subtasks"][0]["workloads"])
     print("built %d synthetic iterations in %.1f s" % (count, time.perf_counter() - start))
 
-    data = _timed("group + statistics (compare)", comparison_data.compare, tasks)
+    data = _timed("group + statistics (compare)", analyse.compare, tasks)
     _timed("render HTML", comparison_render.render_html, data)
     _timed("render CSV", comparison_render.render_csv, data)
     _timed("render JSON", comparison_render.render_json, data)

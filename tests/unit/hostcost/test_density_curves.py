@@ -7,7 +7,7 @@ import json
 import testtools
 
 from rally_vmct.hostcost import density as density_output
-from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render as comparison_render
 from rally_vmct.hostcost import density_curves as density_data
 from rally_vmct.hostcost import phase_samples as host_cost
@@ -63,7 +63,7 @@ class TestDensityAndHostCost(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.data = cdata.compare(tasks())
+        self.data = analyse.compare(tasks())
 
     def curve(self, label):
         [found] = [c for c in self.data["density"]["curves"] if c["label"] == label]
@@ -142,7 +142,7 @@ class TestDensityAndHostCost(testtools.TestCase):
             self.assertIn(anchor, page)
 
     def test_no_density_no_section(self):
-        data = cdata.compare([sr.task(sr.workload("VMCT.boot_and_delete_server", "kvm", [
+        data = analyse.compare([sr.task(sr.workload("VMCT.boot_and_delete_server", "kvm", [
             sr.iteration([sr.action("vmct.build", 2.0)])]))])
         self.assertEqual({"curves": [], "limits": []}, data["density"])
         self.assertEqual([], data["host_cost"])

@@ -11,7 +11,7 @@ import testtools
 
 from rally_vmct.runs import compare
 from rally_vmct.task import output
-from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render
 from tests.unit.task.exporters.comparison import sample_results as sr
 
@@ -33,7 +33,7 @@ class TestCompareRuns(testtools.TestCase):
     def export(self, name, task):
         path = os.path.join(self.dir, name + ".json")
         with open(path, "w") as f:
-            f.write(render.render_json(cdata.compare([task])))
+            f.write(render.render_json(analyse.compare([task])))
         return path
 
     def test_regression_improvement_and_same_with_reference_values(self):

@@ -32,7 +32,7 @@ from rally.common import validation
 from rally import exceptions
 from rally.task import exporter
 
-from rally_vmct.task.exporters.comparison import analyse as comparison_data
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render as comparison_render
 from rally_vmct import stats
 
@@ -94,10 +94,10 @@ class _ComparisonExporter(exporter.TaskExporter):
     def _comparison(self):
         path, options = parse_destination(self.output_destination)
         try:
-            data = comparison_data.compare(
+            data = analyse.compare(
                 self.tasks_results, baseline=options.get("baseline"),
                 confidence=options.get("confidence", stats.DEFAULT_CONFIDENCE))
-        except comparison_data.ComparisonError as e:
+        except analyse.ComparisonError as e:
             raise exceptions.ValidationError(str(e))
         return path, data
 
@@ -149,7 +149,7 @@ class ComparisonExporter(_ComparisonExporter):
 class ComparisonCSVExporter(_ComparisonExporter):
     """KVM vs Docker vs native comparison as CSV (one row per group).
 
-    Columns (``comparison_data.CSV_COLUMNS``): kind, concurrency, source, group,
+    Columns (``analyse.CSV_COLUMNS``): kind, concurrency, source, group,
     metric, unit; n, failures, mean, sd, cv, cv_high, min, p50, p90, p95, p99, max,
     ci_low, ci_high (of the mean); log_mean, log_sd (of the natural logs; empty when
     a value is <= 0); p50_ci_low, p50_ci_high, p95_ci_low, p95_ci_high,

@@ -9,7 +9,7 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""HTML, CSV and JSON renderings of a comparison from :mod:`.comparison_data`.
+"""HTML, CSV and JSON renderings of a comparison from :mod:`.analyse`.
 
 The HTML is one self-contained file: inline CSS and inline SVG charts, no
 script, no font or library fetched from anywhere, so it reads the same offline
@@ -28,7 +28,7 @@ import json
 import jinja2
 import markupsafe
 
-from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import view
 from rally_vmct.hostcost import density_curves as density_data
 from rally_vmct.task.exporters.comparison import environment as env_lib
@@ -75,7 +75,7 @@ def render_html(data, generated_at=""):
 def render_csv(data):
     """One row per kind x concurrency x metric group, then reboot paths and facts.
 
-    Every row has exactly the columns of :data:`.comparison_data.CSV_COLUMNS`,
+    Every row has exactly the columns of :data:`.analyse.CSV_COLUMNS`,
     in that order (the header too): a line fills the ones it knows, the others
     stay empty. Reboot path rows have source ``reboot_path``, metric = the path,
     unit ``reboots`` and the count in ``n``. Facts rows have source ``fact``,
@@ -88,9 +88,9 @@ def render_csv(data):
     """
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(cdata.CSV_COLUMNS)
+    writer.writerow(analyse.CSV_COLUMNS)
     for line in _csv_lines(data):
-        writer.writerow([_csv_value(line.get(column)) for column in cdata.CSV_COLUMNS])
+        writer.writerow([_csv_value(line.get(column)) for column in analyse.CSV_COLUMNS])
     return buf.getvalue()
 
 

@@ -11,7 +11,7 @@
 # under the License.
 """What the comparison page shows, ready for its templates.
 
-:func:`page` turns a comparison (:func:`.comparison_data.compare`) into the
+:func:`page` turns a comparison (:func:`.analyse.compare`) into the
 context of ``templates/comparison.html``: numbers formatted
 (:mod:`.formatting`), cells classified (better, worse, noisy, mixed, which
 verdict) and the charts' geometry (:mod:`.comparison_charts`). The templates

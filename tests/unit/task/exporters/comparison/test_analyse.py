@@ -6,7 +6,8 @@ import statistics
 
 import testtools
 
-from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import analyse
+from rally_vmct.task.exporters.comparison import labels
 from rally_vmct.task import output
 from rally_vmct import inference
 from rally_vmct import stats
@@ -26,7 +27,7 @@ def _lifecycle(kind, builds, nets=None, concurrency=2):
     return sr.workload(BOOT, kind, its, concurrency)
 
 
-def _row(data, kind, concurrency, name, source=cdata.SOURCE_ATOMIC):
+def _row(data, kind, concurrency, name, source=labels.SOURCE_ATOMIC):
     rows = [r for r in data["groups"] if r["kind"] == kind
             and r["concurrency"] == concurrency and r["metric"] == name
             and r["source"] == source]
@@ -38,7 +39,7 @@ class TestGrouping(testtools.TestCase):
 
     def setUp(self):
         super(TestGrouping, self).setUp()
-        self.data = cdata.compare([sr.task(
+        self.data = analyse.compare([sr.task(
             _lifecycle("kvm", [10, 12, 14], [2, 3, 4]),
             _lifecycle("docker", [2, 3, 4], [1, 1, 1]))])
 
@@ -132,7 +133,7 @@ class TestGrouping(testtools.TestCase):
         self.assertTrue(_row(self.data, "kvm", 2, "vmct.build")["cv_high"])   # 2/12
         self.assertFalse(_row(self.data, "docker", 2, "vmct.wait_for_network")["cv_high"])
         w = sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 10.0)])])
-        self.assertIsNone(_row(cdata.compare([sr.task(w)]), "kvm", 1, "vmct.build")["cv_high"])
+        self.assertIsNone(_row(analyse.compare([sr.task(w)]), "kvm", 1, "vmct.build")["cv_high"])
 
     def test_constant_metric_ratio_has_zero_spread_candidate(self):
         r = _row(self.data, "docker", 2, "vmct.wait_for_network")
@@ -141,16 +142,16 @@ class TestGrouping(testtools.TestCase):
         self.assertAlmostEqual(2.0, r["ratio_df"], places=12)
 
     def test_iteration_duration_metric(self):
-        r = _row(self.data, "kvm", 2, BOOT, cdata.SOURCE_ITERATION)
+        r = _row(self.data, "kvm", 2, BOOT, labels.SOURCE_ITERATION)
         # duration = sum of top-level and nested actions of each iteration
         self.assertEqual(3, r["n"])
         self.assertEqual("iteration duration of %s [s]" % BOOT, r["label"])
 
     def test_metric_order_atomic_then_charts_then_iterations(self):
-        labels = [m["label"] for m in self.data["metrics"]]
+        shown = [m["label"] for m in self.data["metrics"]]
         self.assertEqual(["vmct.build [s]", "nova.boot_server [s]",
                           "vmct.wait_for_network [s]",
-                          "iteration duration of %s [s]" % BOOT], labels)
+                          "iteration duration of %s [s]" % BOOT], shown)
 
 
 class TestBaseline(testtools.TestCase):
@@ -173,21 +174,21 @@ class TestBaseline(testtools.TestCase):
         return [sr.task(kvm, docker, native)]
 
     def test_native_is_default_baseline(self):
-        data = cdata.compare(self._tasks())
+        data = analyse.compare(self._tasks())
         self.assertEqual("native", data["baseline"])
         self.assertEqual(["native", "kvm", "docker"], data["kinds"])
-        r = _row(data, "kvm", 1, "events_per_second", cdata.SOURCE_CHART)
+        r = _row(data, "kvm", 1, "events_per_second", labels.SOURCE_CHART)
         self.assertAlmostEqual(math.sqrt(90 * 94 / 11000), r["ratio"], places=12)
         self.assertEqual("native", r["baseline_kind"])
 
     def test_nearest_baseline_concurrency_is_marked(self):
-        data = cdata.compare(self._tasks())
-        r = _row(data, "docker", 4, "events_per_second", cdata.SOURCE_CHART)
+        data = analyse.compare(self._tasks())
+        r = _row(data, "docker", 4, "events_per_second", labels.SOURCE_CHART)
         self.assertAlmostEqual(math.sqrt(104 * 106 / 11000), r["ratio"], places=12)
         self.assertEqual(("native", 1), (r["baseline_kind"], r["baseline_concurrency"]))
 
     def test_metric_native_lacks_uses_first_kind_having_it(self):
-        data = cdata.compare(self._tasks())
+        data = analyse.compare(self._tasks())
         r = _row(data, "docker", 4, "vmct.build")
         self.assertEqual(("kvm", 1), (r["baseline_kind"], r["baseline_concurrency"]))
         self.assertAlmostEqual(math.sqrt(2 / 35), r["ratio"], places=12)
@@ -195,7 +196,7 @@ class TestBaseline(testtools.TestCase):
         self.assertEqual("kvm", build["baseline_kind"])
 
     def test_explicit_baseline(self):
-        data = cdata.compare(self._tasks(), baseline="docker")
+        data = analyse.compare(self._tasks(), baseline="docker")
         # the baseline first, then the kinds in the order first seen
         self.assertEqual(["docker", "kvm", "native"], data["kinds"])
         r = _row(data, "kvm", 1, "vmct.build")
@@ -203,14 +204,14 @@ class TestBaseline(testtools.TestCase):
         self.assertAlmostEqual(math.sqrt(35 / 2), r["ratio"], places=12)
 
     def test_unknown_baseline_names_the_kinds(self):
-        e = self.assertRaises(cdata.ComparisonError, cdata.compare, self._tasks(),
+        e = self.assertRaises(analyse.ComparisonError, analyse.compare, self._tasks(),
                               baseline="xen")
         self.assertIn("'xen'", str(e))
         self.assertIn("kinds found: kvm, docker, native", str(e))
 
     def test_confidence_level(self):
-        data = cdata.compare(self._tasks(), confidence=0.9)
-        r = _row(data, "native", 1, "events_per_second", cdata.SOURCE_CHART)
+        data = analyse.compare(self._tasks(), confidence=0.9)
+        r = _row(data, "native", 1, "events_per_second", labels.SOURCE_CHART)
         # mean 105, sd sqrt(50), n 2: t(0.95, 1) = 6.313752
         self.assertAlmostEqual(6.313752 * math.sqrt(50) / math.sqrt(2),
                                105 - r["ci_low"], places=4)
@@ -219,7 +220,7 @@ class TestBaseline(testtools.TestCase):
     def test_zero_baseline_gives_none_with_note(self):
         zero = sr.workload("VMCT.x", "a", [sr.iteration([sr.action("vmct.x", 0.0)])] * 2)
         other = sr.workload("VMCT.x", "b", [sr.iteration([sr.action("vmct.x", 1.0)])] * 2)
-        data = cdata.compare([sr.task(zero, other)])
+        data = analyse.compare([sr.task(zero, other)])
         r = _row(data, "b", 1, "vmct.x")
         self.assertIsNone(r["ratio"])
         self.assertIn("baseline mean is 0", r["ratio_note"])
@@ -237,9 +238,9 @@ class TestSignificance(testtools.TestCase):
             return sr.workload(BOOT, kind, [sr.iteration([sr.action("vmct.build", v)])
                                             for v in values], 1)
 
-        self.data = cdata.compare([sr.task(builds("kvm", self.KVM),
-                                           builds("docker", self.DOCKER),
-                                           builds("lxc", [3.0, 3.2]))])
+        self.data = analyse.compare([sr.task(builds("kvm", self.KVM),
+                                             builds("docker", self.DOCKER),
+                                             builds("lxc", [3.0, 3.2]))])
 
     def test_separated_samples_of_eight_are_significant(self):
         r = _row(self.data, "docker", 1, "vmct.build")
@@ -260,7 +261,7 @@ class TestSignificance(testtools.TestCase):
     def test_headline_cells_carry_the_test(self):
         cell = [h for h in self.data["headlines"]
                 if h["category"] == "build"][0]["kinds"]["docker"]
-        for field in cdata.HEADLINE_FIELDS:
+        for field in analyse.HEADLINE_FIELDS:
             self.assertIn(field, cell)
         self.assertTrue(cell["significant"])
         self.assertEqual(inference.RULE_LOG, cell["rule"])
@@ -272,8 +273,8 @@ class TestSignificance(testtools.TestCase):
         kvm = sr.workload("VMCT.b", "kvm", [
             sr.iteration(charts=[output.stats_chart("kvm", "sysbench cpu", "events/s",
                                                     [("eps", v)])]) for v in (150, 160)])
-        data = cdata.compare([sr.task(native, kvm)])
-        r = _row(data, "kvm", 1, "eps", cdata.SOURCE_CHART)
+        data = analyse.compare([sr.task(native, kvm)])
+        r = _row(data, "kvm", 1, "eps", labels.SOURCE_CHART)
         # a value <= 0: Fieller at Hsu df 1; baseline mean 100, SE 150: |mean| / SE
         # < t, Fieller cannot bound it
         self.assertEqual(inference.RULE_FIELLER, r["rule"])
@@ -285,26 +286,16 @@ class TestSignificance(testtools.TestCase):
 
 class TestRunnerAndScope(testtools.TestCase):
 
-    def test_concurrency_of_runners(self):
-        self.assertEqual(1, cdata.concurrency_of({"runner": {"times": 3},
-                                                  "runner_type": "serial"}))
-        self.assertEqual(8, cdata.concurrency_of({"runner": {"concurrency": 8},
-                                                  "runner_type": "constant"}))
-        self.assertEqual(4, cdata.concurrency_of(
-            {"runner": {"constant": {"times": 3, "concurrency": 4}}}))
-        self.assertEqual(1, cdata.concurrency_of({"runner": {"concurrency": "x"},
-                                                  "runner_type": "constant"}))
-
     def test_serial_runner_groups_at_one(self):
         w = sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 3.0)])],
                         runner_type="serial")
-        data = cdata.compare([sr.task(w)])
+        data = analyse.compare([sr.task(w)])
         self.assertEqual([1], data["concurrencies"])
 
     def test_foreign_workloads_are_skipped(self):
         dummy = sr.workload("Dummy.dummy", None, [sr.iteration([sr.action("x", 1.0)])])
         ours = sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 3.0)])])
-        data = cdata.compare([sr.task(dummy, ours, uuid="T")])
+        data = analyse.compare([sr.task(dummy, ours, uuid="T")])
         self.assertEqual([{"task": "T", "scenario": "Dummy.dummy",
                            "reason": "no kind argument, not a VMCT scenario and "
                                      "no rally-vmct chart"}],
@@ -315,16 +306,16 @@ class TestRunnerAndScope(testtools.TestCase):
     def test_foreign_scenario_with_our_chart_is_included(self):
         w = sr.workload("Other.thing", None, [sr.iteration(charts=[
             output.stats_chart("docker", "sysbench cpu", "events/s", [("eps", 5)])])])
-        data = cdata.compare([sr.task(w)])
+        data = analyse.compare([sr.task(w)])
         self.assertEqual([], data["skipped_workloads"])
-        self.assertEqual(5, _row(data, "docker", 1, "eps", cdata.SOURCE_CHART)["mean"])
+        self.assertEqual(5, _row(data, "docker", 1, "eps", labels.SOURCE_CHART)["mean"])
 
     def test_several_tasks_merge_into_the_same_groups(self):
         one = sr.task(sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 2.0)])],
                                   4), uuid="A")
         two = sr.task(sr.workload(BOOT, "kvm", [sr.iteration([sr.action("vmct.build", 4.0)])],
                                   4), uuid="B")
-        data = cdata.compare([one, two])
+        data = analyse.compare([one, two])
         self.assertEqual(["A", "B"], [t["uuid"] for t in data["tasks"]])
         r = _row(data, "kvm", 4, "vmct.build")
         self.assertEqual((2, 3.0), (r["n"], r["mean"]))
@@ -333,7 +324,7 @@ class TestRunnerAndScope(testtools.TestCase):
         w = {"scenario": {BOOT: {"kind": {"name": "kvm"}}},
              "runner": {"constant": {"times": 1, "concurrency": 3}},
              "data": [sr.iteration([sr.action("vmct.build", 3.0)])]}
-        data = cdata.compare([sr.task(w)])
+        data = analyse.compare([sr.task(w)])
         self.assertEqual(3.0, _row(data, "kvm", 3, "vmct.build")["mean"])
 
 
@@ -350,13 +341,13 @@ class TestFailures(testtools.TestCase):
             sr.iteration([sr.action("vmct.build", 60.0, failed=True)],
                          error=["GetResourceErrorStatus", "ERROR", "tb"]),
         ]
-        data = cdata.compare([sr.task(sr.workload(BOOT, "kvm", its))])
+        data = analyse.compare([sr.task(sr.workload(BOOT, "kvm", its))])
         build = _row(data, "kvm", 1, "vmct.build")
         self.assertEqual((2, 1, 5.0), (build["n"], build["failures"], build["mean"]))
         net = _row(data, "kvm", 1, "vmct.wait_for_network")
         # one failed action + one failed iteration that never got there
         self.assertEqual((1, 2, 1.0), (net["n"], net["failures"], net["mean"]))
-        it = _row(data, "kvm", 1, BOOT, cdata.SOURCE_ITERATION)
+        it = _row(data, "kvm", 1, BOOT, labels.SOURCE_ITERATION)
         self.assertEqual((1, 2), (it["n"], it["failures"]))
         self.assertIsNone(it["sd"])
         self.assertEqual({"task": "task-1", "scenario": BOOT, "kind": "kvm",
@@ -365,16 +356,16 @@ class TestFailures(testtools.TestCase):
 
     def test_workload_whose_iterations_all_fail(self):
         its = [sr.iteration(error=["Boom", "x", "tb"], duration=1.0)] * 4
-        data = cdata.compare([sr.task(sr.workload(BOOT, "docker", its, 16))])
-        r = _row(data, "docker", 16, BOOT, cdata.SOURCE_ITERATION)
+        data = analyse.compare([sr.task(sr.workload(BOOT, "docker", its, 16))])
+        r = _row(data, "docker", 16, BOOT, labels.SOURCE_ITERATION)
         self.assertEqual((0, 4, None, None), (r["n"], r["failures"], r["mean"], r["p50"]))
 
     def test_non_numeric_chart_value_is_a_failure(self):
         its = [sr.iteration(charts=[output.stats_chart(
             "kvm", "sysbench cpu", "events/s", [("eps", v)])])
             for v in (10, None, float("nan"), "12", 14.0, float("-inf"), True)]
-        data = cdata.compare([sr.task(sr.workload("VMCT.b", "kvm", its))])
-        r = _row(data, "kvm", 1, "eps", cdata.SOURCE_CHART)
+        data = analyse.compare([sr.task(sr.workload("VMCT.b", "kvm", its))])
+        r = _row(data, "kvm", 1, "eps", labels.SOURCE_CHART)
         self.assertEqual((2, 5, 12.0), (r["n"], r["failures"], r["mean"]))
 
     def test_ignores_foreign_charts(self):
@@ -385,7 +376,7 @@ class TestFailures(testtools.TestCase):
             {"title": ["weird"], "chart_plugin": "StatsTable", "data": [["a", 1]]},
             {"title": 5, "chart_plugin": "StatsTable", "data": [["a", 1]]},
             output.stats_chart("kvm", "g", "u", [("ok", 2)])])]
-        data = cdata.compare([sr.task(sr.workload("VMCT.b", "kvm", its))])
+        data = analyse.compare([sr.task(sr.workload("VMCT.b", "kvm", its))])
         self.assertEqual(["ok", "VMCT.b"], [m["metric"] for m in data["metrics"]])
 
 
@@ -393,7 +384,7 @@ class TestRepeatedActions(testtools.TestCase):
 
     def test_each_occurrence_is_a_sample(self):
         its = [sr.iteration([sr.action("vmct.reboot", d) for d in (2.0, 4.0, 6.0)])]
-        data = cdata.compare([sr.task(sr.workload("VMCT.r", "kvm", its))])
+        data = analyse.compare([sr.task(sr.workload("VMCT.r", "kvm", its))])
         r = _row(data, "kvm", 1, "vmct.reboot")
         self.assertEqual((3, 4.0, 2.0), (r["n"], r["mean"], r["sd"]))
 
@@ -425,7 +416,7 @@ class TestReboots(testtools.TestCase):
         hard = sr.workload("VMCT.boot_and_reboot_server", "kvm",
                            [self._reboot_iteration("kvm", 20.0, "hard")] * 2, 2,
                            reboot_type="hard")
-        self.data = cdata.compare([sr.task(soft, hard)])
+        self.data = analyse.compare([sr.task(soft, hard)])
 
     def test_path_counts(self):
         self.assertEqual([{"kind": "kvm", "concurrency": 2,
@@ -455,10 +446,10 @@ class TestReboots(testtools.TestCase):
         self.assertEqual(0, _row(self.data, "kvm", 2, "vmct.reboot (hard)")["failures"])
 
     def test_reboot_headlines_are_top_level_actions(self):
-        labels = {h["label"] for h in self.data["headlines"]
-                  if h["category"] == "reboot"}
+        shown = {h["label"] for h in self.data["headlines"]
+                 if h["category"] == "reboot"}
         self.assertEqual({"vmct.reboot (soft) [s]", "vmct.reboot (hard) [s]",
-                          "vmct.reboot (soft, fell back to hard) [s]"}, labels)
+                          "vmct.reboot (soft, fell back to hard) [s]"}, shown)
 
 
 class TestRebootsNamedByPath(testtools.TestCase):
@@ -479,7 +470,7 @@ class TestRebootsNamedByPath(testtools.TestCase):
                             [paths(1, 1)]),
                sr.iteration([reboot("soft", 12.0), reboot("soft", 14.0)], [paths(2, 0)]),
                sr.iteration([reboot("soft", 11.0)], error=["Timeout", "x", "tb"])]
-        self.data = cdata.compare([sr.task(sr.workload(
+        self.data = analyse.compare([sr.task(sr.workload(
             "VMCT.boot_and_reboot_server", "kvm", its, 1, reboot_type="soft"))])
 
     def test_names_are_kept_and_each_reboot_counts_once(self):
@@ -507,7 +498,7 @@ class TestHeadlinesAndLifecycle(testtools.TestCase):
 
     def setUp(self):
         super(TestHeadlinesAndLifecycle, self).setUp()
-        self.data = cdata.compare(sr.demo_tasks(times=4))
+        self.data = analyse.compare(sr.demo_tasks(times=4))
 
     def test_headline_order_and_choice(self):
         seen = []
@@ -532,7 +523,7 @@ class TestHeadlinesAndLifecycle(testtools.TestCase):
             output.stats_chart("kvm", "netperf UDP_RR", "us", [("latency_mean", 3.0)]),
             output.stats_chart("kvm", "netperf UDP_RR", "pkt/s", [("rate", 9.0)]),
             output.stats_chart("kvm", "sysbench fileio x", "ms", [("lat", 1.0)])])])
-        data = cdata.compare([sr.task(w)])
+        data = analyse.compare([sr.task(w)])
         self.assertEqual([("fileio", "sysbench fileio x: lat [ms]"),
                           ("network", "netperf UDP_RR: rate [pkt/s]")],
                          [(h["category"], h["label"]) for h in data["headlines"]])
@@ -541,7 +532,7 @@ class TestHeadlinesAndLifecycle(testtools.TestCase):
         w = sr.workload("VMCT.boot_stop_start_server", "kvm", [sr.iteration([
             sr.action("vmct.stop", 3.0),
             sr.action("vmct.start", 5.0, children=[sr.action("vmct.start.active", 2.0)])])])
-        data = cdata.compare([sr.task(w)])
+        data = analyse.compare([sr.task(w)])
         self.assertEqual([("stop", "vmct.stop [s]"), ("start", "vmct.start [s]")],
                          [(h["category"], h["label"]) for h in data["headlines"]])
 
@@ -564,7 +555,7 @@ class TestHeadlinesAndLifecycle(testtools.TestCase):
     def test_lifecycle_falls_back_to_nova_actions(self):
         w = sr.workload("NovaServers.boot_and_delete_server", "kvm", [sr.iteration([
             sr.action("nova.boot_server", 5.0), sr.action("nova.delete_server", 2.0)])])
-        data = cdata.compare([sr.task(w)])
+        data = analyse.compare([sr.task(w)])
         self.assertEqual(["build", "delete"], data["lifecycle"]["phases"])
         self.assertEqual({"build": {"metric": "nova.boot_server", "mean": 5.0,
                                     "sd": None, "n": 1},
@@ -572,15 +563,8 @@ class TestHeadlinesAndLifecycle(testtools.TestCase):
                                      "sd": None, "n": 1}},
                          data["lifecycle"]["rows"][0]["phases"])
 
-    def test_direction(self):
-        self.assertEqual("higher", cdata.direction("events/s"))
-        self.assertEqual("higher", cdata.direction("Mbit/s"))
-        self.assertEqual("lower", cdata.direction("s"))
-        self.assertEqual("lower", cdata.direction("us"))
-        self.assertIsNone(cdata.direction("count"))
-
     def test_empty(self):
-        data = cdata.compare([])
+        data = analyse.compare([])
         self.assertEqual((None, [], [], []), (data["baseline"], data["kinds"],
                                               data["groups"], data["headlines"]))
 
@@ -610,7 +594,7 @@ class TestQuantileIntervals(testtools.TestCase):
             self.values[c] = values
             workloads.append(_builds("kvm", c, values))
         workloads.append(_builds("docker", 8, [2.0, 3.0, 4.0], failed=2))
-        self.data = cdata.compare([sr.task(*workloads)])
+        self.data = analyse.compare([sr.task(*workloads)])
 
     def test_by_hand_at_n_10(self):
         row = _row(self.data, "kvm", 1, "vmct.build")
@@ -640,16 +624,16 @@ class TestQuantileIntervals(testtools.TestCase):
 
     def test_every_group_has_the_fields(self):
         for row in self.data["groups"]:
-            for field in cdata.QUANTILE_INTERVAL_FIELDS:
+            for field in analyse.QUANTILE_INTERVAL_FIELDS:
                 self.assertIn(field, row)
         self.assertEqual(("p50_ci_low", "p50_ci_high", "p95_ci_low", "p95_ci_high",
-                          "p99_ci_low", "p99_ci_high"), cdata.QUANTILE_INTERVAL_FIELDS)
-        self.assertEqual(cdata.QUANTILE_INTERVAL_FIELDS,
-                         cdata.CSV_COLUMNS[cdata.CSV_COLUMNS.index("log_sd") + 1:][:6])
+                          "p99_ci_low", "p99_ci_high"), analyse.QUANTILE_INTERVAL_FIELDS)
+        self.assertEqual(analyse.QUANTILE_INTERVAL_FIELDS,
+                         analyse.CSV_COLUMNS[analyse.CSV_COLUMNS.index("log_sd") + 1:][:6])
 
     def test_confidence_level_applies(self):
-        data = cdata.compare([sr.task(_builds("kvm", 1, self.values[32]))],
-                             confidence=0.9)
+        data = analyse.compare([sr.task(_builds("kvm", 1, self.values[32]))],
+                               confidence=0.9)
         row = _row(data, "kvm", 1, "vmct.build")
         expected = stats.quantile_interval(self.values[32], 99, 0.9)
         self.assertEqual((expected.low, expected.high),
@@ -665,32 +649,32 @@ class TestQuantileIntervals(testtools.TestCase):
         self.assertEqual(["kvm", "docker"], [k["kind"] for k in build["kinds"]])
         kvm, docker = build["kinds"]
         self.assertEqual([1, 8, 32], [level["concurrency"] for level in kvm["levels"]])
-        self.assertEqual(list(cdata.SCALE_FIELDS), list(kvm["levels"][0]))
+        self.assertEqual(list(analyse.SCALE_FIELDS), list(kvm["levels"][0]))
         row = _row(self.data, "kvm", 8, "vmct.build")
-        self.assertEqual({field: row[field] for field in cdata.SCALE_FIELDS},
+        self.assertEqual({field: row[field] for field in analyse.SCALE_FIELDS},
                          kvm["levels"][1])
         # a kind at one level is there too; failures are counted
         self.assertEqual([(8, 3, 2)], [(level["concurrency"], level["n"], level["failures"])
                                        for level in docker["levels"]])
 
     def test_level_whose_every_build_failed_is_listed(self):
-        data = cdata.compare([sr.task(_builds("kvm", 1, [3.0, 4.0]),
-                                      _builds("kvm", 2, [5.0, 6.0]),
-                                      _builds("kvm", 4, [], failed=3))])
+        data = analyse.compare([sr.task(_builds("kvm", 1, [3.0, 4.0]),
+                                        _builds("kvm", 2, [5.0, 6.0]),
+                                        _builds("kvm", 4, [], failed=3))])
         levels = data["scale"][0]["kinds"][0]["levels"]
         self.assertEqual([(1, 2, 0), (2, 2, 0), (4, 0, 3)],
                          [(lv["concurrency"], lv["n"], lv["failures"]) for lv in levels])
         self.assertIsNone(levels[2]["p50"])
 
     def test_no_scale_without_two_levels_for_a_kind(self):
-        data = cdata.compare([sr.task(_builds("kvm", 1, [3.0, 4.0]),
-                                      _builds("docker", 2, [1.0, 2.0]),
-                                      _builds("docker", 4, [], failed=2))])
+        data = analyse.compare([sr.task(_builds("kvm", 1, [3.0, 4.0]),
+                                        _builds("docker", 2, [1.0, 2.0]),
+                                        _builds("docker", 4, [], failed=2))])
         self.assertEqual([], data["scale"])
-        self.assertEqual([], cdata.compare([])["scale"])
+        self.assertEqual([], analyse.compare([])["scale"])
 
     def test_scale_of_the_sample_task(self):
-        data = cdata.compare(sr.scale_tasks())
+        data = analyse.compare(sr.scale_tasks())
         self.assertEqual(["build", "delete"], [phase["phase"] for phase in data["scale"]])
         for phase in data["scale"]:
             for entry in phase["kinds"]:

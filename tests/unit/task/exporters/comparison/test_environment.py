@@ -6,7 +6,7 @@ import json
 
 import testtools
 
-from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render
 from rally_vmct.task.exporters.comparison import environment as env
 from rally_vmct.task import output
@@ -75,7 +75,7 @@ class TestDisclosure(testtools.TestCase):
         super(TestDisclosure, self).setUp()
         kvm = [sr.facts_table("kvm") for _ in range(3)]
         kvm.append(sr.facts_table("kvm", memory_kb="2048000", fileio_direct=None))
-        self.data = cdata.compare([sr.task(
+        self.data = analyse.compare([sr.task(
             _bench("native", [sr.facts_table("native")] * 2, "VMCT.native_benchmark"),
             _bench("kvm", kvm),
             _bench("docker", [sr.facts_table("docker"), None]),
@@ -127,7 +127,7 @@ class TestDisclosure(testtools.TestCase):
         tables = [sr.facts_table("qemu", {"virtualization": "QEMU TCG (emulated)"}),
                   sr.facts_table("qemu", {"emulated": "yes"}),
                   sr.facts_table("qemu", {"virtualization": "KVM", "emulated": "no"})]
-        data = cdata.compare([sr.task(_bench("qemu", tables))])
+        data = analyse.compare([sr.task(_bench("qemu", tables))])
         (warning,) = data["warnings"]     # the name does not claim kvm
         self.assertEqual("qemu runs under QEMU TCG emulation (in 2 of its 3 iterations "
                          "with facts): its CPU, memory and I/O figures are not KVM figures",
@@ -137,7 +137,7 @@ class TestDisclosure(testtools.TestCase):
     def test_no_warning_for_hardware_virtualization(self):
         tables = [sr.facts_table("kvm", {"virtualization": "KVM (hardware-assisted)",
                                          "emulated": "no"})]
-        data = cdata.compare([sr.task(_bench("kvm", tables))])
+        data = analyse.compare([sr.task(_bench("kvm", tables))])
         self.assertEqual(([], "kvm"), (data["warnings"], data["title"]))
 
     def test_json_csv_and_html(self):
@@ -168,6 +168,6 @@ class TestDisclosure(testtools.TestCase):
         self.assertLess(page.index('id="environment"'), page.index('id="summary"'))
 
     def test_page_without_facts_has_no_warning_box(self):
-        page = render.render_html(cdata.compare(sr.demo_tasks(times=3)))
+        page = render.render_html(analyse.compare(sr.demo_tasks(times=3)))
         self.assertNotIn('id="warnings"', page)
         self.assertIn("<h1>Instance kinds compared: native vs kvm vs docker</h1>", page)

@@ -16,7 +16,7 @@ import testtools
 
 from rally_vmct.task.exporters.comparison import plugin as comparison
 from rally_vmct.task.exporters.comparison import charts
-from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render
 from rally_vmct.task.exporters.comparison import view
 from rally_vmct.task.exporters.comparison import formatting
@@ -126,7 +126,7 @@ class TestRender(testtools.TestCase):
     def test_html_escapes_user_text(self):
         w = sr.workload("VMCT.x", "<img src=x onerror=alert(1)>", [sr.iteration(
             [sr.action("<b>act</b>", 1.0)])])
-        page = render.render_html(cdata.compare([sr.task(w, title="<i>t</i>")]))
+        page = render.render_html(analyse.compare([sr.task(w, title="<i>t</i>")]))
         self.assertNotIn("<img src=x", page)
         self.assertNotIn("<b>act</b>", page)
         self.assertIn("&lt;b&gt;act&lt;/b&gt;", page)
@@ -139,7 +139,7 @@ class TestRender(testtools.TestCase):
             for b in (10.0, 12.0, 14.0)], 2)
         docker = sr.workload("VMCT.boot_and_delete_server", "docker", [sr.iteration(
             [sr.action("vmct.build", b)]) for b in (2.0, 3.0, 4.0)], 2)
-        page = render.render_html(cdata.compare([sr.task(kvm, docker)]), "<i>stamp</i>")
+        page = render.render_html(analyse.compare([sr.task(kvm, docker)]), "<i>stamp</i>")
         self.assertNotIn("<script", page)
         self.assertNotIn("<b>k</b>", page)
         self.assertNotIn("<i>stamp", page)
@@ -153,7 +153,7 @@ class TestRender(testtools.TestCase):
         self.assertIn('"Segoe UI"', page)
 
     def test_html_is_self_contained(self):
-        page = render.render_html(cdata.compare(sr.demo_tasks(times=3)))
+        page = render.render_html(analyse.compare(sr.demo_tasks(times=3)))
         self.assertNotIn("<script", page)
         self.assertNotIn("<link", page)
         # no resource fetched from anywhere: the only URLs are SVG namespaces
@@ -161,7 +161,7 @@ class TestRender(testtools.TestCase):
         self.assertEqual({"http://www.w3.org/2000/svg"}, urls)
 
     def test_html_has_chart_per_metric_and_units(self):
-        data = cdata.compare(sr.demo_tasks(times=3))
+        data = analyse.compare(sr.demo_tasks(times=3))
         page = render.render_html(data)
         # + the lifecycle breakdown + a scale chart per phase (levels 1 and 4)
         self.assertEqual(["build", "network wait", "delete"],
@@ -174,7 +174,7 @@ class TestRender(testtools.TestCase):
             self.assertIn(label, page)
 
     def test_html_of_nothing(self):
-        page = render.render_html(cdata.compare([]))
+        page = render.render_html(analyse.compare([]))
         self.assertIn("No rally-vmct workload in these tasks", page)
         self.assertNotIn("<svg", page)
 
@@ -200,7 +200,7 @@ class TestRender(testtools.TestCase):
                 "kvm", "sysbench cpu", "events/s", [("events_per_second", v)])])
             for b, v in ((10.1, 150.0), (10.5, 160.0), (11.2, 150.5), (10.8, 151.0),
                          (10.3, 152.0), (11.0, 153.0), (10.7, 154.0), (10.9, 155.0))])
-        return cdata.compare([sr.task(
+        return analyse.compare([sr.task(
             native, kvm, builds("docker", [3.1, 2.9, 3.4, 3.0, 3.3, 2.8, 3.2, 3.5]),
             builds("lxc", [3.0, 4.2]))])
 
@@ -248,7 +248,7 @@ class TestRender(testtools.TestCase):
         kvm = sr.workload("VMCT.x", "kvm", [sr.iteration([sr.action("vmct.x", v)])
                                             for v in (4870.0, 5630.0)])
         docker = sr.workload("VMCT.x", "docker", [sr.iteration([sr.action("vmct.x", 3920.0)])])
-        page = render.render_html(cdata.compare([sr.task(kvm, docker)]))
+        page = render.render_html(analyse.compare([sr.task(kvm, docker)]))
         self.assertIn('title="no verdict: fewer than 2 candidate samples: no interval">~'
                       '</span> <small>N too small</small>', page)
         self.assertNotIn("[-", page)
@@ -256,17 +256,17 @@ class TestRender(testtools.TestCase):
     def test_csv_has_every_column_and_json_values(self):
         data = self._significance_data()
         rows = list(csv.DictReader(io.StringIO(render.render_csv(data))))
-        self.assertEqual(list(cdata.CSV_COLUMNS), list(rows[0]))
+        self.assertEqual(list(analyse.CSV_COLUMNS), list(rows[0]))
         for field in ("cv_high", "ratio_ci_unbounded", "rule", "level", "p_value",
                       "significant", "detectable_low", "mwu_p_value", "log_sd"):
-            self.assertIn(field, cdata.CSV_COLUMNS)
+            self.assertIn(field, analyse.CSV_COLUMNS)
         by_key = {(r["kind"], r["metric"]): r for r in rows}
         docker = by_key[("docker", "vmct.build")]
         self.assertEqual(("true", "welch-t-log-hsu", "mann-whitney-u exact"),
                          (docker["significant"], docker["rule"], docker["mwu_test"]))
         group = [g for g in data["groups"] if g["kind"] == "docker"
                  and g["metric"] == "vmct.build"][0]
-        for field in cdata.CSV_COLUMNS:
+        for field in analyse.CSV_COLUMNS:
             if isinstance(group.get(field), float):
                 self.assertEqual(group[field], float(docker[field]), field)
         cpu = by_key[("kvm", "events_per_second")]
@@ -285,17 +285,17 @@ class TestRender(testtools.TestCase):
 
     def test_csv_exporter_doc_lists_the_columns(self):
         doc = comparison.ComparisonCSVExporter.__doc__
-        for column in cdata.CSV_COLUMNS:
+        for column in analyse.CSV_COLUMNS:
             self.assertIsNotNone(re.search(r"\b%s\b" % column, doc), column)
 
     def test_csv_reboot_rows(self):
         its = [sr.iteration(charts=[output.stats_chart(
             "kvm", output.REBOOT_PATH_GROUP, "count",
             [("soft", 1), ("soft_fell_back_to_hard", 0), ("hard", 0)])])] * 3
-        data = cdata.compare([sr.task(sr.workload("VMCT.r", "kvm", its,
-                                                  reboot_type="soft"))])
+        data = analyse.compare([sr.task(sr.workload("VMCT.r", "kvm", its,
+                                                    reboot_type="soft"))])
         rows = list(csv.reader(io.StringIO(render.render_csv(data))))
-        self.assertEqual(list(cdata.CSV_COLUMNS), rows[0])
+        self.assertEqual(list(analyse.CSV_COLUMNS), rows[0])
         paths = [r for r in rows if r[2] == "reboot_path"]
         self.assertEqual([["kvm", "1", "reboot_path", "reboot path", "soft", "reboots",
                            "3"],
@@ -303,15 +303,15 @@ class TestRender(testtools.TestCase):
                            "soft_fell_back_to_hard", "reboots", "0"],
                           ["kvm", "1", "reboot_path", "reboot path", "hard", "reboots",
                            "0"]], [r[:7] for r in paths])
-        self.assertTrue(all(len(r) == len(cdata.CSV_COLUMNS) for r in rows))
+        self.assertTrue(all(len(r) == len(analyse.CSV_COLUMNS) for r in rows))
 
     def test_csv_lines_fill_only_csv_columns(self):
         # A line's key that is no column would vanish from the CSV without a word.
-        data = cdata.compare(sr.demo_tasks(times=3, facts=True))
+        data = analyse.compare(sr.demo_tasks(times=3, facts=True))
         lines = list(render._csv_lines(data))[len(data["groups"]):]
         self.assertEqual({"reboot_path", "fact"}, {line["source"] for line in lines})
         for line in lines:
-            self.assertLessEqual(set(line), set(cdata.CSV_COLUMNS), line)
+            self.assertLessEqual(set(line), set(analyse.CSV_COLUMNS), line)
 
 
 class TestTemplates(testtools.TestCase):
@@ -400,7 +400,7 @@ class TestScale(testtools.TestCase):
         self.assertIn("concurrency (log scale)", svg)
 
     def test_section_with_table(self):
-        data = cdata.compare(sr.scale_tasks(levels=(1, 8), minimum=10))
+        data = analyse.compare(sr.scale_tasks(levels=(1, 8), minimum=10))
         page = render.render_html(data)
         self.assertIn('<h2 id="scale">Scale: latency against concurrency</h2>', page)
         self.assertEqual(2, page.count('<svg class="chart scale"'))
@@ -420,14 +420,14 @@ class TestScale(testtools.TestCase):
             formatting.fmt(row["p50_ci_high"])), page)
 
     def test_no_section_with_one_level(self):
-        page = render.render_html(cdata.compare(_tasks()))
+        page = render.render_html(analyse.compare(_tasks()))
         self.assertNotIn('id="scale"', page)
         self.assertNotIn("chart scale", page)
 
     def test_hostile_kind_name_is_escaped(self):
         bad = '<script>alert("x")</script>'
         escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"
-        data = cdata.compare(sr.scale_tasks(levels=(1, 4), kinds=(bad,)))
+        data = analyse.compare(sr.scale_tasks(levels=(1, 4), kinds=(bad,)))
         page = render.render_html(data)
         self.assertNotIn("<script", page)
         for where in ('<text x="94.0" y="18">%s</text>',                 # legend
@@ -438,14 +438,14 @@ class TestScale(testtools.TestCase):
             self.assertIn(where % escaped, page)
 
     def test_csv_and_json_fields(self):
-        data = cdata.compare(sr.scale_tasks(levels=(1, 128), kinds=("kvm",)))
+        data = analyse.compare(sr.scale_tasks(levels=(1, 128), kinds=("kvm",)))
         rows = list(csv.DictReader(io.StringIO(render.render_csv(data))))
         row = [r for r in rows if r["metric"] == "vmct.build" and r["concurrency"] == "128"][0]
         group = [g for g in data["groups"] if g["metric"] == "vmct.build"
                  and g["concurrency"] == 128][0]
         self.assertEqual((126, 2), (group["n"], group["failures"]))   # 1 in 64 fail
-        for field in cdata.QUANTILE_INTERVAL_FIELDS:
-            self.assertIn(field, cdata.CSV_COLUMNS)
+        for field in analyse.QUANTILE_INTERVAL_FIELDS:
+            self.assertIn(field, analyse.CSV_COLUMNS)
             if group[field] is None:
                 self.assertEqual("", row[field], field)
             else:

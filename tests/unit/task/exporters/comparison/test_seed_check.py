@@ -7,7 +7,7 @@ import numpy
 from scipy import stats as sp
 import testtools
 
-from rally_vmct.task.exporters.comparison import analyse as cdata
+from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render
 from rally_vmct.task.exporters.comparison import seed_check
 from rally_vmct.task import output
@@ -116,8 +116,8 @@ class TestRoles(testtools.TestCase):
 class TestSeedCheckOfAComparison(testtools.TestCase):
 
     def test_lifecycle_directions_with_reference_values(self):
-        data = cdata.compare([sr.task(_boots("kvm", KVM_BUILD, KVM_DELETE),
-                                      _boots("docker", DOCKER_BUILD, DOCKER_DELETE))])
+        data = analyse.compare([sr.task(_boots("kvm", KVM_BUILD, KVM_DELETE),
+                                        _boots("docker", DOCKER_BUILD, DOCKER_DELETE))])
         (boot,) = _checks(data, "a")
         self.assertEqual(("docker", "kvm", "container", "VM", 1, 1),
                          (boot["candidate"], boot["baseline"], boot["candidate_role"],
@@ -158,8 +158,8 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
         self.assertEqual({"agrees": 2, "cannot tell": 4}, data["seed_check"]["summary"])
 
     def test_the_order_of_the_kinds_does_not_matter(self):
-        data = cdata.compare([sr.task(_boots("docker", DOCKER_BUILD, DOCKER_DELETE),
-                                      _boots("kvm", KVM_BUILD, KVM_DELETE))])
+        data = analyse.compare([sr.task(_boots("docker", DOCKER_BUILD, DOCKER_DELETE),
+                                        _boots("kvm", KVM_BUILD, KVM_DELETE))])
         (boot,) = _checks(data, "a")
         self.assertEqual(("docker", "kvm"), (boot["candidate"], boot["baseline"]))
         ref = _log_interval(DOCKER_BUILD, KVM_BUILD, 0.95)
@@ -169,7 +169,7 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
     def test_a_family_apart_from_the_page(self):
         # fake has builds first: the page compares kvm and docker with fake only; the
         # seed check compares docker with kvm itself, in its own family of 2
-        data = cdata.compare([sr.task(
+        data = analyse.compare([sr.task(
             _boots("fake", [0.10, 0.11, 0.12, 0.13, 0.14], [0.5, 0.51, 0.52, 0.53, 0.54]),
             _boots("kvm", KVM_BUILD, KVM_DELETE),
             _boots("docker", DOCKER_BUILD, DOCKER_DELETE))])
@@ -184,8 +184,8 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
         self.assertEqual({"fake": None, "kvm": "VM", "docker": "container"}, roles)
 
     def test_cannot_tell_says_what_would_tell(self):
-        data = cdata.compare([sr.task(_boots("kvm", [10.0, 12.0, 14.0], [3, 3.2, 3.1]),
-                                      _boots("docker", [9.0, 13.0, 11.0], [1, 1.1, 1.2]))])
+        data = analyse.compare([sr.task(_boots("kvm", [10.0, 12.0, 14.0], [3, 3.2, 3.1]),
+                                        _boots("docker", [9.0, 13.0, 11.0], [1, 1.1, 1.2]))])
         (boot,) = _checks(data, "a")
         self.assertEqual("cannot tell", boot["verdict"])
         self.assertIn("interval contains 1", boot["reason"])
@@ -202,7 +202,7 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
     def test_the_issues_demo_example_is_decided_at_three_per_side(self):
         """3 vs 3 as the demo runs: decided, not "cannot tell" (issue 25)."""
         tcg_delete, docker_delete = [3.05, 2.90, 3.20], [0.62, 0.98, 0.75]
-        data = cdata.compare([sr.task(
+        data = analyse.compare([sr.task(
             _boots("qemu-tcg", [30.0, 32.0, 35.0], tcg_delete),
             _boots("docker", [3.1, 3.5, 2.9], docker_delete),
             _cpu("native", [498.0, 503.5, 495.1]), _cpu("qemu-tcg", [71.0, 69.5, 72.3]),
@@ -235,7 +235,7 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
                                    output.stats_chart(kind, "sysbench memory read",
                                                       "MiB/s", [("mib_per_second", m)])])
                                    for c, m in zip(cpu, mem)], concurrency=1)
-        data = cdata.compare([sr.task(
+        data = analyse.compare([sr.task(
             bench("native", [500, 501, 499, 500], [900, 910, 905, 902]),
             bench("docker", [499, 500, 501, 500], [700, 880, 990, 600]))])
         checks = _checks(data, "f")
@@ -244,7 +244,7 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
         self.assertEqual([2, 2], [c["direction_metrics"] for c in checks])
 
     def test_soft_reboot_says_whether_vm_reboots_fell_back(self):
-        data = cdata.compare(sr.demo_tasks(times=8, facts=True))
+        data = analyse.compare(sr.demo_tasks(times=8, facts=True))
         (soft,) = _checks(data, "c")
         counts = {"soft": 0, "fell_back": 0}
         for row in data["reboot_paths"]:
@@ -271,21 +271,21 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
                 its.append(sr.iteration([sr.action("vmct.reboot_soft", s)], charts))
             return sr.workload("VMCT.boot_and_reboot_server", kind, its,
                                reboot_type="soft")
-        data = cdata.compare([sr.task(reboots("kvm", [9, 10, 11, 12, 13], True),
-                                      reboots("docker", [1, 2, 3, 4, 5], True))])
+        data = analyse.compare([sr.task(reboots("kvm", [9, 10, 11, 12, 13], True),
+                                        reboots("docker", [1, 2, 3, 4, 5], True))])
         (soft,) = _checks(data, "c")
         self.assertEqual("none of kvm's 5 soft reboots fell back to hard: this compares "
                          "real soft reboots", soft["notes"][0])
         # the family: c alone, at 0.05
         self.assertEqual(0.05, soft["family_level"])
         self.assertEqual("agrees", soft["verdict"])
-        data = cdata.compare([sr.task(reboots("kvm", [9, 10], False),
-                                      reboots("docker", [1, 2], False))])
+        data = analyse.compare([sr.task(reboots("kvm", [9, 10], False),
+                                        reboots("docker", [1, 2], False))])
         (soft,) = _checks(data, "c")
         self.assertIn("reboot paths were not recorded", soft["notes"][0])
 
     def test_direct_fileio_and_cpu_memory_against_native(self):
-        data = cdata.compare(sr.demo_tasks(times=8, facts=True))
+        data = analyse.compare(sr.demo_tasks(times=8, facts=True))
         # one check per VM kind x direct fileio metric; kvm's lowest concurrency, c=1
         (direct,) = _checks(data, "e")
         self.assertEqual("sysbench fileio rndrd direct: mib_per_second [MiB/s] "
@@ -302,7 +302,7 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
             self.assertEqual(("docker", "native"), (check["candidate"], check["baseline"]))
 
     def test_buffered_fileio_is_not_the_direct_seed(self):
-        data = cdata.compare(sr.demo_tasks(times=4))
+        data = analyse.compare(sr.demo_tasks(times=4))
         (direct,) = _checks(data, "e")
         self.assertEqual("missing data: no metric for it in these results",
                          direct["reason"])
@@ -311,7 +311,7 @@ class TestSeedCheckOfAComparison(testtools.TestCase):
 class TestSeedCheckSection(testtools.TestCase):
 
     def test_html_and_json(self):
-        data = cdata.compare(sr.demo_tasks(times=8, facts=True))
+        data = analyse.compare(sr.demo_tasks(times=8, facts=True))
         page = render.render_html(data)
         self.assertIn('<h2 id="seed-check">Seed check: the published directions</h2>', page)
         self.assertIn('id="seed-check-table"', page)
