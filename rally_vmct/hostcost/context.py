@@ -27,16 +27,16 @@ from rally_openstack.task import context
 
 from rally_vmct.access import ssh
 from rally_vmct import opts
-from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.hostcost import iteration
 from rally_vmct.task import validators  # noqa: F401  (registers vmct_hosts)
 from rally_vmct.hostcost import windows
 from rally_vmct.hostcost.agent import sampler
 
 LOG = logging.getLogger(__name__)
 
-KEY = host_monitor_output.KEY
-NATIVE_PORTS = host_monitor_output.NATIVE_PORTS
-LOCAL = host_monitor_output.LOCAL
+KEY = iteration.KEY
+NATIVE_PORTS = iteration.NATIVE_PORTS
+LOCAL = iteration.LOCAL
 
 # "local", or a Host spec. One schema for both (string keywords apply to strings, object
 # keywords to objects) rather than oneOf, so an error names its path from "hosts" on.

@@ -34,7 +34,7 @@ instances the hosts show, per instance.
 import dataclasses
 
 from rally_vmct.hostcost.agent import procfs
-from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.hostcost import iteration
 from rally_vmct.hostcost import windows
 from rally_vmct.task import output
 
@@ -178,14 +178,14 @@ def _spread(samples):
 class Monitor:
     """The ``vmct_host_monitor`` context's sample files, read for windows of an iteration."""
 
-    def __init__(self, info, wait=host_monitor_output.wait_for_sample):
+    def __init__(self, info, wait=iteration.wait_for_sample):
         self.info = info
         self.wait = wait
 
     @classmethod
     def of(cls, context):
         """The monitor of a scenario's context, or None without the context."""
-        info = (context or {}).get(host_monitor_output.KEY)
+        info = (context or {}).get(iteration.KEY)
         return cls(info) if info else None
 
     def samples(self, t0, t1):

@@ -17,7 +17,7 @@ forked with them)::
 
     python -m rally_vmct.hostcost.remote < spec, stdout > the host's file
 
-The first line of stdin is ``{"host": a Host spec (benchmarking.Host; the
+The first line of stdin is ``{"host": a Host spec (shared.Host; the
 proxy command resolved), "connect_timeout": S, "command": the agent's argv}``;
 stdin then stays open. The relay connects like VMCT.native_benchmark (key,
 password, OpenSSH-style proxy command: :mod:`rally_vmct.access.ssh`), compares

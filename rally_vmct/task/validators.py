@@ -51,7 +51,7 @@ from rally_vmct.access import ssh as vmct_ssh
 from rally_vmct import opts
 from rally_vmct.task import capacity
 from rally_vmct.task.contexts import netperf_peer as peer_context
-from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.hostcost import iteration
 from rally_vmct.task import kinds
 from rally_vmct.timing import session as server_session
 from rally_vmct.workloads import plan as plan_lib
@@ -485,10 +485,10 @@ class NativeMonitorValidator(validation.Validator):
     def validate(self, context, config, plugin_cls, plugin_cfg):
         config = config or {}
         hosts = config.get("args", {}).get("hosts")
-        if not has_context(config, host_monitor_output.KEY) or not isinstance(hosts, list):
+        if not has_context(config, iteration.KEY) or not isinstance(hosts, list):
             return
-        monitor = capacity.context_config(config.get("contexts"), host_monitor_output.KEY)
-        ports = monitor.get(host_monitor_output.NATIVE_PORTS) or []
+        monitor = capacity.context_config(config.get("contexts"), iteration.KEY)
+        ports = monitor.get(iteration.NATIVE_PORTS) or []
         missing = ["hosts[%d] (%s port %s)" % (i, host.get("host"), vmct_ssh.spec_port(host))
                    for i, host in enumerate(hosts)
                    if isinstance(host, dict) and vmct_ssh.spec_port(host) not in ports]
@@ -498,6 +498,6 @@ class NativeMonitorValidator(validation.Validator):
             self.fail("Argument 'hosts': the %s context does not measure the sshd of %s (its "
                       "%s: %s), so their host cost would have no native instance: add the "
                       "hosts' SSH ports to that context's config, e.g. %s: {%s: %s}"
-                      % (host_monitor_output.KEY, ", ".join(missing),
-                         host_monitor_output.NATIVE_PORTS, ports, host_monitor_output.KEY,
-                         host_monitor_output.NATIVE_PORTS, wanted))
+                      % (iteration.KEY, ", ".join(missing),
+                         iteration.NATIVE_PORTS, ports, iteration.KEY,
+                         iteration.NATIVE_PORTS, wanted))

@@ -57,7 +57,7 @@ from rally.task import scenario as rally_scenario
 from rally.task import sla as rally_sla
 from rally.task import types as rally_types
 
-from rally_vmct.task.exporters.comparison import plugin as comparison
+from rally_vmct.task.exporters.comparison import plugin as comparison_plugin
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task import validators
@@ -561,7 +561,7 @@ class BadInputTestCase(testtools.TestCase):
     def exporter_cases(self, exporters, problems):
         """The exporters' --to options, validated as `rally task export` does."""
         bad = {"baseline": [""], "confidence": ["", "x", "0", "1", "-1", "1.5"]}
-        self.assertEqual(set(comparison.OPTIONS), set(bad))
+        self.assertEqual(set(comparison_plugin.OPTIONS), set(bad))
         queries = [(UNKNOWN, "%s=1" % UNKNOWN)] + [
             (option, "%s=%s" % (option, value)) for option, values in bad.items()
             for value in values]
@@ -581,7 +581,7 @@ class BadInputTestCase(testtools.TestCase):
     def print_summary(cases, counts, unnamed):
         arguments = collections.Counter(c.plugin for c in cases if c.category == "control")
         for plugin in counts:
-            arguments.setdefault(plugin, len(comparison.OPTIONS))
+            arguments.setdefault(plugin, len(comparison_plugin.OPTIONS))
         print("\nBad input, generated, each rejected naming the argument:")
         print("  %-28s %9s %10s %s" % ("plugin", "arguments", "bad values",
                                        "(nested, the field itself not named)"))

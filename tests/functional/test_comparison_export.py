@@ -73,7 +73,7 @@ PLUGIN = textwrap.dedent('''
                 self.add_output(additive=output.stats_chart(
                     label, "sysbench cpu", "events/s", [("events_per_second", cpu[i - 1])]))
             if facts:
-                # As benchmark_report does: every fact a string, changes for iteration i.
+                # As benchmark/report.py does: every fact a string, changes for iteration i.
                 table = dict(facts, **(facts_changes or {}).get(str(i), {}))
                 self.add_output(complete={
                     "title": output.facts_title(label), "chart_plugin": "Table",

@@ -24,7 +24,7 @@ import fixtures
 import testtools
 
 from rally_vmct.task.exporters.comparison import analyse
-from rally_vmct.task.exporters.comparison import render as comparison_render
+from rally_vmct.task.exporters.comparison import render
 from rally_vmct.task import output
 from tests.unit.task.exporters.comparison import sample_results
 
@@ -367,7 +367,7 @@ class TestComparisonPageInChromium(testtools.TestCase):
         No console problem, nothing loaded but the page itself; returns the layouts,
         the first probe's answer and the screenshot's path.
         """
-        url = self._page(name + ".html", comparison_render.render_html(data, "test"))
+        url = self._page(name + ".html", render.render_html(data, "test"))
         shot = os.path.join(results_dir(), name + ".png")
         wide, narrow, problems, requests, first = self._look(url, shot, first_probe)
         self.assertEqual([], problems)

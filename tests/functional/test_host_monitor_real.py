@@ -41,8 +41,8 @@ from rally import plugins
 import testtools
 
 from rally_vmct import opts
-from rally_vmct.hostcost import context as host_monitor
-from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.hostcost import context
+from rally_vmct.hostcost import iteration
 from rally_vmct.hostcost.agent import procfs
 from rally_vmct.hostcost import windows
 from rally_vmct.hostcost.agent import sampler
@@ -357,16 +357,16 @@ class HostMonitorRealTestCase(testtools.TestCase):
         opts.register()
         server = self.useFixture(sshd.SSHServer())
         # the sshd the agent runs under is the native one too: its own session is not counted
-        ctx = {"task": {"uuid": "task"}, "owner_id": "owner", "config": {host_monitor.KEY: {
+        ctx = {"task": {"uuid": "task"}, "owner_id": "owner", "config": {context.KEY: {
             "interval": 0.5, "docker_socket": None, "native_ports": [server.port],
             "hosts": [{"host": server.host, "port": server.port, "key_file": server.key_file,
                        "name": "loopback"}]}}}
-        monitor = host_monitor.HostMonitor(ctx)
+        monitor = context.HostMonitor(ctx)
         self.addCleanup(monitor.cleanup)
         started = time.monotonic()
         monitor.setup()
         setup_s = time.monotonic() - started
-        [host] = ctx[host_monitor.KEY]["hosts"]
+        [host] = ctx[context.KEY]["hosts"]
         self.assertEqual(server.host, host["address"])
         with open(host["path"], "rb") as f:
             header = windows.read_header(f)
@@ -374,9 +374,9 @@ class HostMonitorRealTestCase(testtools.TestCase):
         time.sleep(2.0)
         actions = [{"name": "vmct.build", "started_at": t0, "finished_at": t0 + 1.0},
                    {"name": "vmct.delete", "started_at": t0 + 1.5, "finished_at": time.time()}]
-        charts = host_monitor_output.charts(ctx, "native", None, actions)
-        native = host_monitor_output.charts(
-            ctx, "native", host_monitor_output.native_instance({"port": server.port}),
+        charts = iteration.charts(ctx, "native", None, actions)
+        native = iteration.charts(
+            ctx, "native", iteration.native_instance({"port": server.port}),
             actions, address="127.0.0.1")
         with open(host["path"], "rb") as f:
             last = windows.read_window(f, windows.last_time(f), windows.last_time(f))[-1]

@@ -162,7 +162,7 @@ class HostileStringsTestCase(testtools.TestCase):
         for field, prefix, extra in (("host", "127.0.0.1", {"proxy_command": VIA_ENV}),
                                      ("user", "root", {"proxy_command": VIA_ENV}),
                                      ("proxy_command", "nc %h %p", {})):
-            # the same SSH client as hosts[] (benchmarking.connect): every form at once
+            # the same SSH client as hosts[] (benchmark/shared.py connect): every form at once
             cases += [Case("netperf_peer.ssh.%s" % field, value, {
                 "hosts": [self.host()], "workloads": [NETPERF],
                 "netperf_peer": self.peer(ssh=self.host(**dict(extra, **{field: value})))})

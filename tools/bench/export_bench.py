@@ -18,9 +18,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from rally.task import exporter  # noqa: E402
 
-from rally_vmct.task.exporters.comparison import plugin as comparison  # noqa: E402
+from rally_vmct.task.exporters.comparison import plugin  # noqa: E402
 from rally_vmct.task.exporters.comparison import analyse  # noqa: E402
-from rally_vmct.task.exporters.comparison import render as comparison_render  # noqa: E402
+from rally_vmct.task.exporters.comparison import render  # noqa: E402
 from rally_vmct.task import output  # noqa: E402
 
 KINDS = {"kvm": (14.0, 6.0, 3.0, 0.93), "docker": (3.0, 0.8, 1.2, 0.99),
@@ -168,12 +168,12 @@ def main():
     print("built %d synthetic iterations in %.1f s" % (count, time.perf_counter() - start))
 
     data = _timed("group + statistics (compare)", analyse.compare, tasks)
-    _timed("render HTML", comparison_render.render_html, data)
-    _timed("render CSV", comparison_render.render_csv, data)
-    _timed("render JSON", comparison_render.render_json, data)
+    _timed("render HTML", render.render_html, data)
+    _timed("render CSV", render.render_csv, data)
+    _timed("render JSON", render.render_json, data)
     dest = os.path.join(out, "cmp.html")
     start = time.perf_counter()
-    report = exporter.TaskExporter.make(comparison.ComparisonExporter, tasks, dest)
+    report = exporter.TaskExporter.make(plugin.ComparisonExporter, tasks, dest)
     for path, text in report["files"].items():
         with open(path, "w") as f:
             f.write(text)

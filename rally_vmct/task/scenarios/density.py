@@ -26,7 +26,7 @@ from rally import consts
 from rally.task import scenario
 
 from rally_vmct.timing import timeline
-from rally_vmct.hostcost import density as density_output
+from rally_vmct.hostcost import density
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import instance
@@ -91,8 +91,8 @@ class Density(instance.InstanceScenario):
             VMCT.boot_and_delete_server
         """
         access = (probe, wait_for_ssh, proxy_command)
-        fill = density_output.Fill(max_servers)
-        monitor = density_output.Monitor.of(self.context) if settle_seconds else None
+        fill = density.Fill(max_servers)
+        monitor = density.Monitor.of(self.context) if settle_seconds else None
         sessions = []
         try:
             self._fill(fill, kind, access, boot_args, step, settle_seconds, monitor, sessions)
@@ -104,9 +104,9 @@ class Density(instance.InstanceScenario):
         """Boot step after step until the target or the first failure (recorded in ``fill``)."""
         steps = timeline.Timeline(self._atomic_actions, self.clock)
         baseline = self._baseline(monitor) if monitor else None
-        for number, size in enumerate(density_output.steps(fill.max_servers, step), 1):
+        for number, size in enumerate(density.steps(fill.max_servers, step), 1):
             try:
-                with steps.phase(density_output.STEP_ACTION % number):
+                with steps.phase(density.STEP_ACTION % number):
                     for _ in range(size):
                         if self._task_aborting():
                             fill.abort()
@@ -150,7 +150,7 @@ class Density(instance.InstanceScenario):
         session = self._open_session(kind, *access)
         sessions.append(session)
         ready = session.wait_for_network(self._boot(session, boot_args))
-        fill.rows.append(density_output.ServerRow(
+        fill.rows.append(density.ServerRow(
             instances=fill.reached + 1, step=number, boot_s=ready - session.record.t0,
             build_s=session.row_total("build")))
 
@@ -170,17 +170,17 @@ class Density(instance.InstanceScenario):
         if not sessions:
             return
         with timeline.Timeline(self._atomic_actions, self.clock).phase(
-                density_output.DELETE_ACTION):
+                density.DELETE_ACTION):
             for session in sessions:
                 session.finish()
 
     def _report(self, label, fill, monitored):
         self.add_output(additive=output.stats_chart(
-            label, density_output.GROUP, density_output.UNIT,
-            [(density_output.REACHED, fill.reached)],
+            label, density.GROUP, density.UNIT,
+            [(density.REACHED, fill.reached)],
             description="Servers of the kind running at once when the scenario stopped "
                         "(target %d)." % fill.max_servers))
-        for chart in density_output.curves(label, fill):
+        for chart in density.curves(label, fill):
             self.add_output(complete=chart)
-        self.add_output(complete=density_output.table(label, fill, monitored))
-        self.add_output(complete=density_output.limit_table(label, fill))
+        self.add_output(complete=density.table(label, fill, monitored))
+        self.add_output(complete=density.limit_table(label, fill))

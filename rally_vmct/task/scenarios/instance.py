@@ -31,7 +31,7 @@ tables (server transitions, instance actions) to the iteration's output.
 from rally_openstack.task.scenarios.nova import utils as nova_utils
 
 from rally_vmct.timing import waiter
-from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.hostcost import iteration
 from rally_vmct.task import kinds
 from rally_vmct.timing import diagnostics
 from rally_vmct.timing import session as server_session
@@ -73,4 +73,4 @@ class InstanceScenario(nova_utils.NovaScenario):
         for table in diagnostics.tables(session):
             self.add_output(complete=table)
         server_id = session.server.id if session.server is not None else None
-        host_monitor_output.add_charts(self, session.label, server_id)
+        iteration.add_charts(self, session.label, server_id)

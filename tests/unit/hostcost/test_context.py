@@ -16,11 +16,11 @@ from rally import plugins
 import testtools
 
 from rally_vmct import opts
-from rally_vmct.hostcost import context as host_monitor
+from rally_vmct.hostcost import context
 from rally_vmct.hostcost import windows
 from rally_vmct.hostcost.agent import sampler
 
-KEY = host_monitor.KEY
+KEY = context.KEY
 
 # Writes a start line and one sample, then waits for stdin to close.
 GOOD = ("import json, sys, time\n"
@@ -56,7 +56,7 @@ class HostMonitorTestCase(testtools.TestCase):
                 "config": {KEY: config}}
 
     def start(self, ctx):
-        monitor = host_monitor.HostMonitor(ctx)
+        monitor = context.HostMonitor(ctx)
         self.addCleanup(monitor.cleanup)
         monitor.setup()
         return monitor
@@ -111,8 +111,8 @@ class HostMonitorTestCase(testtools.TestCase):
         code = "import sys; sys.stderr.write('ssh: no route to host'); sys.exit(3)"
         self.useFixture_patch(python(code))
         ctx = self.context()
-        monitor = host_monitor.HostMonitor(ctx)
-        e = self.assertRaises(host_monitor.MonitorError, monitor.setup)
+        monitor = context.HostMonitor(ctx)
+        e = self.assertRaises(context.MonitorError, monitor.setup)
         self.assertIn("sampler of host 'local' exited (status 3)", str(e))
         self.assertIn("ssh: no route to host", str(e))
         self.assertNotIn(KEY, ctx)
@@ -120,8 +120,8 @@ class HostMonitorTestCase(testtools.TestCase):
 
     def test_sampler_without_samples_times_out(self):
         self.useFixture_patch(python("import sys; sys.stdin.buffer.read()"))
-        monitor = host_monitor.HostMonitor(self.context(start_timeout=1))
-        e = self.assertRaises(host_monitor.MonitorError, monitor.setup)
+        monitor = context.HostMonitor(self.context(start_timeout=1))
+        e = self.assertRaises(context.MonitorError, monitor.setup)
         self.assertIn("no sample from host 'local' within 1 s (start_timeout)", str(e))
         self.assertEqual([], monitor._agents)
 
@@ -146,12 +146,12 @@ class HostMonitorTestCase(testtools.TestCase):
                          [os.path.basename(h["path"]) for h in ctx[KEY]["hosts"]])
 
     def useFixture_patch(self, launch):
-        patcher = mock.patch.object(host_monitor, "launch", launch)
+        patcher = mock.patch.object(context, "launch", launch)
         patcher.start()
         self.addCleanup(patcher.stop)
 
     def patch_grace(self, seconds):
-        patcher = mock.patch.object(host_monitor.HostMonitor, "stop_grace", seconds)
+        patcher = mock.patch.object(context.HostMonitor, "stop_grace", seconds)
         patcher.start()
         self.addCleanup(patcher.stop)
 
@@ -165,7 +165,7 @@ class LaunchTestCase(testtools.TestCase):
         opts.register()
 
     def test_local_runs_the_agent_with_this_python(self):
-        argv, first = host_monitor.launch("local", self.CONFIG)
+        argv, first = context.launch("local", self.CONFIG)
         self.assertEqual(sampler.command(sys.executable, [
             "--interval", "1.0", "--disk-interval", "10.0", "--docker-socket", "/run/d.sock",
             "--watch-stdin", "--parent-pid", str(os.getpid())]), argv)
@@ -173,7 +173,7 @@ class LaunchTestCase(testtools.TestCase):
 
     def test_native_ports(self):
         config = dict(self.CONFIG, native_ports=[22, 22822])
-        argv, _ = host_monitor.launch("local", config)
+        argv, _ = context.launch("local", config)
         self.assertEqual(["--native-port", "22", "--native-port", "22822"],
                          argv[argv.index("--watch-stdin") + 1:-2])
 
@@ -182,7 +182,7 @@ class LaunchTestCase(testtools.TestCase):
                 "python": "/usr/bin/python3.11"}
         with mock.patch.object(opts, "get", {"ssh_proxy_command": "ssh -W %h:%p bastion",
                                              "ssh_connect_timeout": 7.0}.get):
-            argv, first = host_monitor.launch(spec, self.CONFIG)
+            argv, first = context.launch(spec, self.CONFIG)
         self.assertEqual([sys.executable, "-m", "rally_vmct.hostcost.remote"], argv)
         line = json.loads(first)
         self.assertEqual({"host": "compute-1", "user": "stack", "key_file": "/k",
@@ -197,7 +197,7 @@ class LaunchTestCase(testtools.TestCase):
 class SchemaTestCase(testtools.TestCase):
 
     def valid(self, config):
-        jsonschema.validate(config, host_monitor.HostMonitor.CONFIG_SCHEMA)
+        jsonschema.validate(config, context.HostMonitor.CONFIG_SCHEMA)
 
     def invalid(self, config):
         self.assertRaises(jsonschema.ValidationError, self.valid, config)

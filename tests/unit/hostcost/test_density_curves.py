@@ -6,12 +6,12 @@ import json
 
 import testtools
 
-from rally_vmct.hostcost import density as density_output
+from rally_vmct.hostcost import density
 from rally_vmct.task.exporters.comparison import analyse
-from rally_vmct.task.exporters.comparison import render as comparison_render
-from rally_vmct.hostcost import density_curves as density_data
-from rally_vmct.hostcost import phase_samples as host_cost
-from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.task.exporters.comparison import render
+from rally_vmct.hostcost import density_curves
+from rally_vmct.hostcost import phase_samples
+from rally_vmct.hostcost import iteration
 from rally_vmct.task import output
 from rally_vmct import inference
 from tests.unit.task.exporters.comparison import sample_results as sr
@@ -21,31 +21,31 @@ MIB = 1024 * 1024
 
 def density_iteration(kind, boots, pss, reason=""):
     """A VMCT.density iteration: a server per boot time, memory measured after each."""
-    fill = density_output.Fill(max_servers=len(boots) + (1 if reason else 0))
+    fill = density.Fill(max_servers=len(boots) + (1 if reason else 0))
     for index, boot in enumerate(boots, 1):
-        fill.rows.append(density_output.ServerRow(index, index, boot, boot / 2))
-        fill.costs[index] = density_output.StepCost(
+        fill.rows.append(density.ServerRow(index, index, boot, boot / 2))
+        fill.costs[index] = density.StepCost(
             used=1000 * MIB, increase_per_instance=pss * MIB,
             pss_per_instance=pss * MIB, found=index)
     fill.reason = reason
-    actions = [sr.action(density_output.STEP_ACTION % i, b, children=[
+    actions = [sr.action(density.STEP_ACTION % i, b, children=[
         sr.action("vmct.build", b / 2)]) for i, b in enumerate(boots, 1)]
-    charts = [output.stats_chart(kind, density_output.GROUP, density_output.UNIT,
-                                 [(density_output.REACHED, fill.reached)])]
-    return sr.iteration(actions + [sr.action(density_output.DELETE_ACTION, 1.0)], charts,
-                        complete=[density_output.table(kind, fill, True),
-                                  density_output.limit_table(kind, fill)])
+    charts = [output.stats_chart(kind, density.GROUP, density.UNIT,
+                                 [(density.REACHED, fill.reached)])]
+    return sr.iteration(actions + [sr.action(density.DELETE_ACTION, 1.0)], charts,
+                        complete=[density.table(kind, fill, True),
+                                  density.limit_table(kind, fill)])
 
 
 def phase_table(kind, rows):
-    summary = [dict(dict.fromkeys(k for _, k, _ in host_monitor_output.PHASE_COLUMNS),
+    summary = [dict(dict.fromkeys(k for _, k, _ in iteration.PHASE_COLUMNS),
                     phase=phase, seconds=1.0, host_cpu_s=cpu, pss_mean=pss)
                for phase, cpu, pss in rows]
-    return host_monitor_output.phase_table(kind, "local", summary, "about")
+    return iteration.phase_table(kind, "local", summary, "about")
 
 
 def tasks():
-    density = [sr.workload("VMCT.density", kind, [
+    fills = [sr.workload("VMCT.density", kind, [
         density_iteration(kind, [b + i * 0.1 for b in boots], pss + i, reason)
         for i in range(3)])
         for kind, boots, pss, reason in (
@@ -56,7 +56,7 @@ def tasks():
             ("build", cpu + i, pss), ("reboot", cpu, pss), ("iteration", 9.0, pss)])])
         for i in range(4)], reboot_type="soft")
         for kind, cpu, pss in (("kvm", 3.0, 60.0), ("docker", 1.0, None))]
-    return [sr.task(*(density + lifecycle))]
+    return [sr.task(*(fills + lifecycle))]
 
 
 class TestDensityAndHostCost(testtools.TestCase):
@@ -104,12 +104,12 @@ class TestDensityAndHostCost(testtools.TestCase):
         self.assertEqual({"ServerFault: No valid host was found": 3}, limits["kvm"]["reasons"])
         self.assertEqual({"target reached": 3}, limits["docker"]["limits"])
         [reached] = [g for g in self.data["groups"] if g["kind"] == "docker"
-                     and g["metric"] == density_output.REACHED]
+                     and g["metric"] == density.REACHED]
         self.assertEqual((3, 3.0), (reached["n"], reached["mean"]))
 
     def test_host_cost_per_phase_with_the_reboot_type(self):
         groups = {(g["kind"], g["group"], g["metric"]): g for g in self.data["groups"]
-                  if g["source"] == host_cost.SOURCE}
+                  if g["source"] == phase_samples.SOURCE}
         build = groups[("kvm", "host cost: build", "host CPU (all CPUs, busy)")]
         self.assertEqual((4, 4.5), (build["n"], build["mean"]))
         self.assertIn(("kvm", "host cost: reboot (soft)", "instance PSS, mean"), groups)
@@ -127,16 +127,16 @@ class TestDensityAndHostCost(testtools.TestCase):
         self.assertEqual({"kvm", "docker"}, set(rows[0]["kinds"]))
 
     def test_json_csv_and_page(self):
-        loaded = json.loads(comparison_render.render_json(self.data))
+        loaded = json.loads(render.render_json(self.data))
         self.assertEqual(6, loaded["format_version"])
-        lines = list(csv.DictReader(io.StringIO(comparison_render.render_csv(self.data))))
-        density = [r for r in lines if r["source"] == "density"]
-        self.assertIn("instances already running = 0", {r["metric"] for r in density})
-        self.assertEqual({"s", "MiB"}, {r["unit"] for r in density})
+        lines = list(csv.DictReader(io.StringIO(render.render_csv(self.data))))
+        curves = [r for r in lines if r["source"] == "density"]
+        self.assertIn("instances already running = 0", {r["metric"] for r in curves})
+        self.assertEqual({"s", "MiB"}, {r["unit"] for r in curves})
         limits = [r for r in lines if r["source"] == "density_limit"]
         self.assertEqual(["3", "3"], [r["n"] for r in limits])
         self.assertTrue([r for r in lines if r["source"] == "host"])
-        page = comparison_render.render_html(self.data)
+        page = render.render_html(self.data)
         for anchor in ('id="density"', 'id="density-limits"', 'id="host-cost"',
                        "instances already running", "No valid host was found"):
             self.assertIn(anchor, page)
@@ -146,33 +146,23 @@ class TestDensityAndHostCost(testtools.TestCase):
             sr.iteration([sr.action("vmct.build", 2.0)])]))])
         self.assertEqual({"curves": [], "limits": []}, data["density"])
         self.assertEqual([], data["host_cost"])
-        page = comparison_render.render_html(data)
+        page = render.render_html(data)
         self.assertNotIn('id="density"', page)
         self.assertNotIn('id="host-cost"', page)
 
 
 class TestParsing(testtools.TestCase):
 
-    def test_host_cost_title(self):
-        title = host_monitor_output.phase_table_title("qemu-tcg", "compute-1")
-        self.assertEqual(("qemu-tcg", "compute-1"), host_cost.parse_title(title))
-        self.assertIsNone(host_cost.parse_title("kvm: lifecycle [s]"))
-
-    def test_figures_are_phase_table_columns(self):
-        columns = [name for name, _, _ in host_monitor_output.PHASE_COLUMNS]
-        for column, _, _ in host_cost.FIGURES:
-            self.assertIn(column, columns)
-
     def test_curves_are_density_table_columns(self):
-        columns = [name for name, _, _ in density_output.COLUMNS]
-        for column, _, _, _ in density_data.CURVES:
+        columns = [name for name, _, _ in density.COLUMNS]
+        for column, _, _, _ in density_curves.CURVES:
             self.assertIn(column, columns)
 
     def test_malformed_tables_are_ignored(self):
-        tally = density_data.DensityTally()
+        tally = density_curves.DensityTally()
         tally.add_iteration({"output": {"complete": [
             {"title": "kvm: density", "chart_plugin": "Lines", "data": []},
             {"title": "kvm: density", "chart_plugin": "Table", "data": {"cols": ["x"],
                                                                         "rows": [[1]]}},
             "junk", {"title": None}]}})
-        self.assertEqual({"curves": [], "limits": []}, density_data.curves(tally, [], 0.95))
+        self.assertEqual({"curves": [], "limits": []}, density_curves.curves(tally, [], 0.95))

@@ -6,7 +6,7 @@ import os
 import fixtures
 import testtools
 
-from rally_vmct.hostcost import iteration as hmo
+from rally_vmct.hostcost import iteration
 from rally_vmct.task.scenarios import lifecycle
 from rally_vmct.hostcost.agent import procfs
 from tests.unit.timing import fakes
@@ -51,18 +51,18 @@ class ChartsTestCase(testtools.TestCase):
     def context(self, *names):
         hosts = [{"name": name, "path": os.path.join(self.dir, name + ".jsonl")}
                  for name in names]
-        return {hmo.KEY: {"interval": 1.0, "hosts": hosts}}
+        return {iteration.KEY: {"interval": 1.0, "hosts": hosts}}
 
     def path(self, name):
         return os.path.join(self.dir, name + ".jsonl")
 
     def test_nothing_without_the_context_or_actions(self):
-        self.assertEqual([], hmo.charts({}, "kvm", SERVER, ACTIONS))
-        self.assertEqual([], hmo.charts(self.context("local"), "kvm", SERVER, []))
+        self.assertEqual([], iteration.charts({}, "kvm", SERVER, ACTIONS))
+        self.assertEqual([], iteration.charts(self.context("local"), "kvm", SERVER, []))
 
     def test_charts_and_phase_table(self):
         write_samples(self.path("local"), 1000, 1030, appears=1012)
-        found = hmo.charts(self.context("local"), "kvm", SERVER, ACTIONS)
+        found = iteration.charts(self.context("local"), "kvm", SERVER, ACTIONS)
         self.assertEqual(["kvm: host CPU on local [%]", "kvm: host memory on local [MiB]",
                           "kvm: instance memory and disk on local [MiB]",
                           "kvm: host cost by phase on local"], [c["title"] for c in found])
@@ -85,31 +85,31 @@ class ChartsTestCase(testtools.TestCase):
         self.assertEqual(25.0, build["system [%]"])
         self.assertEqual(1.0, build["instance CPU [CPU s]"])     # born at 1012
         self.assertEqual(300.0, build["instance PSS, max [MiB]"])
-        self.assertEqual(hmo.NOT_MEASURED, build["container memory cgroup, mean [MiB]"])
+        self.assertEqual(iteration.NOT_MEASURED, build["container memory cgroup, mean [MiB]"])
         self.assertEqual(2.0, rows["idle"]["seconds"])
         self.assertEqual(12.0, rows["iteration"]["seconds"])
-        for name, _, _ in hmo.PHASE_COLUMNS:
+        for name, _, _ in iteration.PHASE_COLUMNS:
             self.assertIn(name, cols)
 
     def test_host_without_the_instance(self):
         write_samples(self.path("local"), 1000, 1030, server=None)
-        found = hmo.charts(self.context("local"), "docker", SERVER, ACTIONS)
+        found = iteration.charts(self.context("local"), "docker", SERVER, ACTIONS)
         self.assertEqual(["docker: host CPU on local [%]", "docker: host memory on local [MiB]",
                           "docker: host cost by phase on local"], [c["title"] for c in found])
         self.assertIn("srv-1) was not found on this host", found[0]["description"])
         rows = found[-1]["data"]["rows"]
-        self.assertEqual(hmo.NOT_MEASURED, rows[0][10])
+        self.assertEqual(iteration.NOT_MEASURED, rows[0][10])
 
     def test_only_the_host_the_instance_ran_on(self):
         write_samples(self.path("a"), 1000, 1030, server=None)
         write_samples(self.path("b"), 1000, 1030)
-        found = hmo.charts(self.context("a", "b"), "kvm", SERVER, ACTIONS)
+        found = iteration.charts(self.context("a", "b"), "kvm", SERVER, ACTIONS)
         self.assertEqual({"b"}, {c["title"].split(" on ")[1].split(" ")[0] for c in found})
-        found = hmo.charts(self.context("a", "b"), "kvm", "srv-other", ACTIONS)
+        found = iteration.charts(self.context("a", "b"), "kvm", "srv-other", ACTIONS)
         self.assertEqual(6, len(found))
 
     def test_unreadable_samples_never_fail_the_iteration(self):
-        found = hmo.charts(self.context("gone"), "kvm", SERVER, ACTIONS)
+        found = iteration.charts(self.context("gone"), "kvm", SERVER, ACTIONS)
         [text] = found
         self.assertEqual("TextArea", text["chart_plugin"])
         self.assertIn("FileNotFoundError", text["data"][0])
@@ -123,9 +123,9 @@ class ChartsTestCase(testtools.TestCase):
             now[0] += seconds
             with open(path, "a") as f:
                 f.write(json.dumps(test_windows.sample(1021.0)) + "\n")
-        self.assertEqual(1021.0, hmo.wait_for_sample(path, 1020.5, 3, lambda: now[0], sleep))
-        self.assertEqual(1021.0, hmo.wait_for_sample(path, 1022.5, 3, lambda: now[0],
-                                                     lambda s: now.__setitem__(0, now[0] + s)))
+        self.assertEqual(1021.0, iteration.wait_for_sample(path, 1020.5, 3, lambda: now[0], sleep))
+        self.assertEqual(1021.0, iteration.wait_for_sample(
+            path, 1022.5, 3, lambda: now[0], lambda s: now.__setitem__(0, now[0] + s)))
         self.assertGreaterEqual(now[0], 5003.0)
 
     def test_no_wait_for_a_sampler_that_stopped(self):
@@ -134,13 +134,13 @@ class ChartsTestCase(testtools.TestCase):
 
         def sleep(seconds):
             raise AssertionError("waited")
-        self.assertEqual(1020.0, hmo.wait_for_sample(path, 1030, 3, lambda: 5000.0, sleep))
+        self.assertEqual(1020.0, iteration.wait_for_sample(path, 1030, 3, lambda: 5000.0, sleep))
 
     def test_window(self):
-        self.assertEqual((1010.0, 1022.0), hmo.window(ACTIONS))
-        self.assertEqual((1010.0, 1030.0), hmo.window(ACTIONS + [
+        self.assertEqual((1010.0, 1022.0), iteration.window(ACTIONS))
+        self.assertEqual((1010.0, 1030.0), iteration.window(ACTIONS + [
             {"name": "vmct.delete", "started_at": 1023.0}], now=1030.0))
-        self.assertIsNone(hmo.window([]))
+        self.assertIsNone(iteration.window([]))
 
 
 NATIVE = "native:22822"
@@ -163,11 +163,11 @@ class NativeChartsTestCase(testtools.TestCase):
             path = os.path.join(self.dir, name + ".jsonl")
             write_samples(path, 1000, 1030, server=server)
             hosts.append({"name": name, "address": address, "path": path})
-        return {hmo.KEY: {"interval": 1.0, hmo.NATIVE_PORTS: [22822], "hosts": hosts}}
+        return {iteration.KEY: {"interval": 1.0, iteration.NATIVE_PORTS: [22822], "hosts": hosts}}
 
     def test_native_table_on_the_host_it_ran_on(self):
         context = self.context(local="local", c1="192.0.2.5")
-        found = hmo.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="127.0.0.1")
+        found = iteration.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="127.0.0.1")
         self.assertEqual(["native: host CPU on local [%]", "native: host memory on local [MiB]",
                           "native: instance memory and disk on local [MiB]",
                           "native: host cost by phase on local"], [c["title"] for c in found])
@@ -179,26 +179,26 @@ class NativeChartsTestCase(testtools.TestCase):
         self.assertEqual(["benchmark", "idle", "iteration"], list(rows))
         self.assertEqual(2.25, rows["benchmark"]["instance CPU [CPU s]"])   # 9 s at 0.25
         self.assertEqual(300.0, rows["benchmark"]["instance PSS, mean [MiB]"])
-        found = hmo.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="192.0.2.5")
+        found = iteration.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="192.0.2.5")
         self.assertEqual({"c1"}, {c["title"].split(" on ")[1].split(" ")[0] for c in found})
 
     def test_port_not_measured(self):
         context = self.context(server=None, local="local")
-        found = hmo.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="127.0.0.1")
+        found = iteration.charts(context, "native", NATIVE, NATIVE_ACTIONS, address="127.0.0.1")
         self.assertEqual(3, len(found))
         self.assertIn("nothing listening on TCP port 22822 was measured on this host (the "
                       "context's native_ports lacks it", found[0]["description"])
-        self.assertEqual(hmo.NOT_MEASURED, found[-1]["data"]["rows"][0][10])
+        self.assertEqual(iteration.NOT_MEASURED, found[-1]["data"]["rows"][0][10])
 
     def test_which_monitored_hosts_are_a_machine(self):
         hosts = [{"name": "local", "address": "local"}, {"name": "c1", "address": "C1.example"},
                  {"name": "old"}]
-        self.assertEqual(["local"], [h["name"] for h in hmo.hosts_at(hosts, "::1")])
-        self.assertEqual(["local"], [h["name"] for h in hmo.hosts_at(hosts, "localhost")])
-        self.assertEqual(["c1"], [h["name"] for h in hmo.hosts_at(hosts, "c1.example")])
-        self.assertEqual(hosts, hmo.hosts_at(hosts, "192.0.2.9"))   # unknown: all of them
-        self.assertEqual(NATIVE, hmo.native_instance({"host": "h", "port": 22822}))
-        self.assertEqual("native:22", hmo.native_instance({"host": "h"}))
+        self.assertEqual(["local"], [h["name"] for h in iteration.hosts_at(hosts, "::1")])
+        self.assertEqual(["local"], [h["name"] for h in iteration.hosts_at(hosts, "localhost")])
+        self.assertEqual(["c1"], [h["name"] for h in iteration.hosts_at(hosts, "c1.example")])
+        self.assertEqual(hosts, iteration.hosts_at(hosts, "192.0.2.9"))   # unknown: all of them
+        self.assertEqual(NATIVE, iteration.native_instance({"host": "h", "port": 22822}))
+        self.assertEqual("native:22", iteration.native_instance({"host": "h"}))
 
 
 class ScenarioOutputTestCase(test_lifecycle.ScenarioTestCase):
@@ -207,7 +207,7 @@ class ScenarioOutputTestCase(test_lifecycle.ScenarioTestCase):
     def test_boot_and_delete_with_the_monitor(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, "local.jsonl")
         write_samples(path, fakes.EPOCH + 90, fakes.EPOCH + 130)
-        context = {hmo.KEY: {"interval": 1.0, "hosts": [{"name": "local", "path": path}]}}
+        context = {iteration.KEY: {"interval": 1.0, "hosts": [{"name": "local", "path": path}]}}
         s = self.make(lifecycle.BootAndDeleteServer, context)
         s.run(dict(test_lifecycle.KIND))
         titles = [c["title"] for c in s._output["complete"]]

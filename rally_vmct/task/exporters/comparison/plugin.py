@@ -33,7 +33,7 @@ from rally import exceptions
 from rally.task import exporter
 
 from rally_vmct.task.exporters.comparison import analyse
-from rally_vmct.task.exporters.comparison import render as comparison_render
+from rally_vmct.task.exporters.comparison import render
 from rally_vmct import stats
 
 OPTIONS = ("baseline", "confidence")
@@ -135,12 +135,12 @@ class ComparisonExporter(_ComparisonExporter):
 
     def generate(self):
         path, data = self._comparison()
-        page = comparison_render.render_html(data, self._stamp())
+        page = render.render_html(data, self._stamp())
         if not path:
             return {"print": page}
         return {"files": {path: page,
-                          sibling(path, ".csv"): comparison_render.render_csv(data),
-                          sibling(path, ".json"): comparison_render.render_json(data)},
+                          sibling(path, ".csv"): render.render_csv(data),
+                          sibling(path, ".json"): render.render_json(data)},
                 "open": "file://" + os.path.abspath(path)}
 
 
@@ -168,7 +168,7 @@ class ComparisonCSVExporter(_ComparisonExporter):
 
     def generate(self):
         path, data = self._comparison()
-        return self._one(path, comparison_render.render_csv(data))
+        return self._one(path, render.render_csv(data))
 
 
 @validation.add("vmct_comparison_destination")
@@ -187,4 +187,4 @@ class ComparisonJSONExporter(_ComparisonExporter):
 
     def generate(self):
         path, data = self._comparison()
-        return self._one(path, comparison_render.render_json(data))
+        return self._one(path, render.render_json(data))

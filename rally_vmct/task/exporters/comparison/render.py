@@ -17,7 +17,7 @@ and in a CI artifact viewer. It is the Jinja2 template
 ``templates/comparison.html`` (its cells and charts are macros of
 ``comparison_cells.html`` and ``comparison_charts.html``, its style
 ``comparison.css``), loaded from the package as Rally loads its own report
-templates (``rally.ui.utils``) and autoescaped; :mod:`.comparison_view`
+templates (``rally.ui.utils``) and autoescaped; :mod:`.view`
 prepares what it shows. No Rally import.
 """
 
@@ -30,7 +30,7 @@ import markupsafe
 
 from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import view
-from rally_vmct.hostcost import density_curves as density_data
+from rally_vmct.hostcost import density_curves
 from rally_vmct.task.exporters.comparison import environment as env_lib
 
 PAGE = "comparison.html"
@@ -102,7 +102,7 @@ def _csv_lines(data):
             yield {"kind": row["kind"], "concurrency": row["concurrency"],
                    "source": "reboot_path", "group": "reboot path", "metric": path,
                    "unit": "reboots", "n": count}
-    yield from density_data.csv_lines(data["density"])
+    yield from density_curves.csv_lines(data["density"])
     for entry in data.get("environment") or ():
         for fact in entry["facts"]:
             for value in fact["values"] or [{"value": env_lib.NOT_RECORDED, "count": 0}]:

@@ -16,8 +16,8 @@ import typing as t
 from rally.task import scenario
 from rally.task import validation
 
-from rally_vmct.task.scenarios.benchmark import report as benchmark_report
-from rally_vmct.task.scenarios.benchmark import shared as benchmarking
+from rally_vmct.task.scenarios.benchmark import report
+from rally_vmct.task.scenarios.benchmark import shared
 from rally_vmct.task import kinds
 from rally_vmct.task.scenarios.benchmark import nova_facts
 from rally_vmct.task.contexts import netperf_peer as peer_context
@@ -51,16 +51,16 @@ class BootAndBenchmark(instance.InstanceScenario):
 
     def run(self, kind: kinds.KindArg,
             workloads: list[dict[str, t.Any]] | None = None,
-            netperf_peer: t.Literal["instance", "none"] | benchmarking.NetperfPeer | None = None,
+            netperf_peer: t.Literal["instance", "none"] | shared.NetperfPeer | None = None,
             probe: Probe = "tcp",
             proxy_command: str | None = None,
             ssh_user: t.Annotated[str, scenario.Field(min_length=1)] | None = None,
-            command_timeout: benchmarking.Timeout | None = None,
+            command_timeout: shared.Timeout | None = None,
             boot_args: dict[str, t.Any] | None = None,
             fileio_dir: str | None = None,
-            min_runs: benchmarking.RunCount = 1,
-            max_runs: benchmarking.RunCount | None = None,
-            cv_target: benchmarking.CvTarget | None = None,
+            min_runs: shared.RunCount = 1,
+            max_runs: shared.RunCount | None = None,
+            cv_target: shared.CvTarget | None = None,
             peer_placement: PeerPlacement | None = None):
         """Boot a server of a kind, run sysbench and netperf in it over SSH, delete it.
 
@@ -139,7 +139,7 @@ class BootAndBenchmark(instance.InstanceScenario):
             compute host where visible), netperf_peer_host_from (how it is known)
             and netperf_peer_placement (what was asked, and whether it held)
         """
-        options = benchmarking.run_options(fileio_dir, min_runs, max_runs, cv_target)
+        options = shared.run_options(fileio_dir, min_runs, max_runs, cv_target)
         kind = self._kind(kind, ssh_user)
         peer, peer_server_id = self._peer(netperf_peer)
         plan = self._plan(workloads, peer)
@@ -154,7 +154,7 @@ class BootAndBenchmark(instance.InstanceScenario):
             session.fetch_actions()
             gone = session.delete()
             self.add_output(additive=diagnostics.lifecycle_chart(session, gone.estimate))
-            benchmark_report.report(self, session.label, facts, dialect, results, where)
+            report.report(self, session.label, facts, dialect, results, where)
         finally:
             self._finish(session)
 
@@ -173,7 +173,7 @@ class BootAndBenchmark(instance.InstanceScenario):
                 raise PeerMissing("netperf_peer 'instance' needs the %s context (no netserver "
                                   "instance in this tenant)" % peer_context.KEY)
             server_id = netperf_peer.get("server_id")
-        return benchmarking.peer_arguments(self, netperf_peer), server_id
+        return shared.peer_arguments(self, netperf_peer), server_id
 
     @staticmethod
     def _placement_hints(peer_placement, peer_server_id):
@@ -212,7 +212,7 @@ class BootAndBenchmark(instance.InstanceScenario):
         where = "instance %s (kind %s, %s)" % (session.server.id, session.label,
                                                session.address)
         with session.ssh_client() as client:
-            facts, dialect, results = benchmarking.run_workloads(
+            facts, dialect, results = shared.run_workloads(
                 self, client, plan, where, command_timeout, options, peer)
         return facts, dialect, results, where
 

@@ -16,9 +16,9 @@ import typing as t
 from rally.task import scenario
 from rally.task import validation
 
-from rally_vmct.task.scenarios.benchmark import report as benchmark_report
-from rally_vmct.task.scenarios.benchmark import shared as benchmarking
-from rally_vmct.hostcost import iteration as host_monitor_output
+from rally_vmct.task.scenarios.benchmark import report
+from rally_vmct.task.scenarios.benchmark import shared
+from rally_vmct.hostcost import iteration
 from rally_vmct.task import kinds
 from rally_vmct.task import output
 from rally_vmct.task import validators  # noqa: F401  (registers vmct_workloads...)
@@ -43,15 +43,15 @@ def native_facts(plan, netperf_peer):
 @scenario.configure(name="VMCT.native_benchmark")
 class NativeBenchmark(scenario.Scenario):
 
-    def run(self, hosts: list[benchmarking.Host],
+    def run(self, hosts: list[shared.Host],
             workloads: list[dict[str, t.Any]] | None = None,
-            netperf_peer: benchmarking.NetperfPeer | None = None,
+            netperf_peer: shared.NetperfPeer | None = None,
             kind: kinds.Label = output.NATIVE_KIND,
-            command_timeout: benchmarking.Timeout | None = None,
+            command_timeout: shared.Timeout | None = None,
             fileio_dir: str | None = None,
-            min_runs: benchmarking.RunCount = 1,
-            max_runs: benchmarking.RunCount | None = None,
-            cv_target: benchmarking.CvTarget | None = None):
+            min_runs: shared.RunCount = 1,
+            max_runs: shared.RunCount | None = None,
+            cv_target: shared.CvTarget | None = None):
         """Run sysbench and netperf over SSH on existing hosts (bare-metal baseline).
 
         The same workloads as VMCT.boot_and_benchmark, on machines that already
@@ -99,16 +99,16 @@ class NativeBenchmark(scenario.Scenario):
         """
         host = hosts[(self.context["iteration"] - 1) % len(hosts)]
         where = "host %s" % host["host"]
-        options = benchmarking.run_options(fileio_dir, min_runs, max_runs, cv_target)
+        options = shared.run_options(fileio_dir, min_runs, max_runs, cv_target)
         plan = plan_lib.parse_plan(workloads or plan_lib.default_workloads(
             with_network=bool(netperf_peer)))
         try:
-            peer = benchmarking.peer_arguments(self, netperf_peer) if netperf_peer else {}
-            with benchmarking.connect(host) as client:
-                facts, dialect, results = benchmarking.run_workloads(
+            peer = shared.peer_arguments(self, netperf_peer) if netperf_peer else {}
+            with shared.connect(host) as client:
+                facts, dialect, results = shared.run_workloads(
                     self, client, plan, where, command_timeout, options, peer)
             facts.update(native_facts(plan, netperf_peer))
-            benchmark_report.report(self, kind, facts, dialect, results, where)
+            report.report(self, kind, facts, dialect, results, where)
         finally:
-            host_monitor_output.add_charts(self, kind, host_monitor_output.native_instance(host),
-                                           address=host["host"])
+            iteration.add_charts(self, kind, iteration.native_instance(host),
+                                 address=host["host"])

@@ -6,7 +6,7 @@ from unittest import mock
 import fixtures
 
 from rally_vmct.timing import waiter
-from rally_vmct.hostcost import density as density_output
+from rally_vmct.hostcost import density as hostcost_density
 from rally_vmct.task import output
 from rally_vmct.task.scenarios import density
 from rally_vmct.hostcost.agent import procfs
@@ -21,7 +21,7 @@ def table(scenario, suffix):
     return found["data"]
 
 
-class FakeMonitor(density_output.Monitor):
+class FakeMonitor(hostcost_density.Monitor):
     """Samples written by the test: 100 MiB of host memory used, 50 more per instance."""
 
     def __init__(self, test, path):
@@ -64,13 +64,13 @@ class TestDensity(test_lifecycle.ScenarioTestCase):
                          test_lifecycle.names(actions[1]["children"]))
         self.assertEqual(sorted(r.id for r in self.nova.servers.created),
                          sorted(self.nova.servers.deleted))
-        rows = table(s, density_output.TABLE_SUFFIX)["rows"]
+        rows = table(s, hostcost_density.TABLE_SUFFIX)["rows"]
         self.assertEqual([1, 2, 3], [r[0] for r in rows])
         # create -> ACTIVE seen at 1.9, reachable 1 s after ACTIVE (2.0): 3.0
         self.assertEqual([3.0, 3.0, 3.0], [r[2] for r in rows])
         self.assertEqual(["n/a"] * 3, [r[4] for r in rows])
         self.assertEqual([[3, 3, "target reached", "all 3 servers reachable"]],
-                         table(s, density_output.LIMIT_SUFFIX)["rows"])
+                         table(s, hostcost_density.LIMIT_SUFFIX)["rows"])
         [chart] = s._output["additive"]
         self.assertEqual(("kvm", "density", "instances"), output.parse_chart_title(chart["title"]))
         self.assertEqual([["instances_reached", 3]], chart["data"])
@@ -79,7 +79,7 @@ class TestDensity(test_lifecycle.ScenarioTestCase):
         self.fail_from(3)
         s = self.make(density.Density)
         s.run(dict(KIND), max_servers=5, settle_seconds=0)
-        [row] = table(s, density_output.LIMIT_SUFFIX)["rows"]
+        [row] = table(s, hostcost_density.LIMIT_SUFFIX)["rows"]
         self.assertEqual([2, 5, "first failure"], row[:3])
         self.assertIn("No valid host was found", row[3])
         self.assertEqual(3, len(self.nova.servers.created))
@@ -97,7 +97,7 @@ class TestDensity(test_lifecycle.ScenarioTestCase):
                                side_effect=statuses) as get_status:
             s.run(dict(KIND), max_servers=5, settle_seconds=0)
         self.assertEqual([mock.call("task-1")] * 3, get_status.call_args_list)
-        [row] = table(s, density_output.LIMIT_SUFFIX)["rows"]
+        [row] = table(s, hostcost_density.LIMIT_SUFFIX)["rows"]
         self.assertEqual([2, 5, "task aborted", "rally task abort: no server booted after 2"],
                          row)
         self.assertEqual(2, len(self.nova.servers.created))
@@ -130,17 +130,17 @@ class TestDensity(test_lifecycle.ScenarioTestCase):
         s = self.make(density.Density)
         s.run(dict(KIND), max_servers=2, probe="none")
         self.assertEqual([], self.probes)
-        rows = table(s, density_output.TABLE_SUFFIX)["rows"]
+        rows = table(s, hostcost_density.TABLE_SUFFIX)["rows"]
         self.assertEqual([1.9, 1.9], [r[2] for r in rows])
         self.assertEqual([r[3] for r in rows], [r[2] for r in rows])
 
     def test_steps_and_memory_per_instance_with_the_monitor(self):
         path = self.useFixture(fixtures.TempDir()).join("host.jsonl")
         s = self.make(density.Density)
-        with mock.patch.object(density_output.Monitor, "of",
+        with mock.patch.object(hostcost_density.Monitor, "of",
                                return_value=FakeMonitor(self, path)):
             s.run(dict(KIND), max_servers=5, step=2, settle_seconds=2.0)
-        rows = table(s, density_output.TABLE_SUFFIX)["rows"]
+        rows = table(s, hostcost_density.TABLE_SUFFIX)["rows"]
         self.assertEqual([1, 1, 2, 2, 3], [r[1] for r in rows])
         # measured after steps of 2, 4 and 5 servers, never between
         self.assertEqual(["n/a", 200.0, "n/a", 300.0, 350.0], [r[4] for r in rows])
@@ -153,65 +153,10 @@ class TestDensity(test_lifecycle.ScenarioTestCase):
 
     def test_unreadable_samples_leave_memory_unmeasured(self):
         monitor = FakeMonitor(self, "/nonexistent/host.jsonl")
-        monitor.samples = density_output.Monitor.samples.__get__(monitor)
+        monitor.samples = hostcost_density.Monitor.samples.__get__(monitor)
         s = self.make(density.Density)
-        with mock.patch.object(density_output.Monitor, "of", return_value=monitor):
+        with mock.patch.object(hostcost_density.Monitor, "of", return_value=monitor):
             s.run(dict(KIND), max_servers=2)
-        rows = table(s, density_output.TABLE_SUFFIX)["rows"]
+        rows = table(s, hostcost_density.TABLE_SUFFIX)["rows"]
         self.assertEqual(["n/a", "n/a"], [r[4] for r in rows])
         self.assertEqual(2, len(self.nova.servers.deleted))
-
-
-class TestDensityOutput(test_lifecycle.testtools.TestCase):
-
-    def test_steps(self):
-        self.assertEqual([1, 1, 1], density_output.steps(3, 1))
-        self.assertEqual([4, 4, 2], density_output.steps(10, 4))
-        self.assertEqual([3], density_output.steps(3, 5))
-
-    def test_step_cost_without_instances_on_the_hosts(self):
-        samples = [{"type": "sample", "t": t, "mem": {"used": 10 * procfs.MIB,
-                                                      "available": 0}} for t in (0, 1, 2)]
-        cost = density_output.step_cost([samples], ["srv-1"], (0.5, 1.5),
-                                        density_output.Baseline(4 * procfs.MIB))
-        self.assertEqual(10 * procfs.MIB, cost.used)
-        self.assertEqual(6 * procfs.MIB, cost.increase_per_instance)
-        self.assertFalse(cost.within_fluctuation)
-        self.assertIsNone(cost.pss_per_instance)
-        self.assertEqual(0, cost.found)
-
-    @staticmethod
-    def used_samples(*mib):
-        return [{"type": "sample", "t": float(t),
-                 "mem": {"used": m * procfs.MIB, "available": 0}} for t, m in enumerate(mib)]
-
-    def test_baseline_is_the_mean_and_range_of_the_samples(self):
-        monitor = FakeMonitor(self, "/unused")
-        monitor.samples = lambda t0, t1: [self.used_samples(100, 104, 102),
-                                          self.used_samples(50, 50, 50)]
-        # the mean over time of the lines between samples: 102.5 + 50; the range: 4 + 0
-        self.assertEqual(density_output.Baseline(152.5 * procfs.MIB, 4 * procfs.MIB),
-                         monitor.baseline(0.0, 2.0))
-
-    def test_an_increase_within_the_hosts_fluctuation_is_no_cost(self):
-        baseline = density_output.Baseline(100 * procfs.MIB, 8 * procfs.MIB)
-        for after, per_instance in ((90, None), (108, None), (112, 6.0)):
-            cost = density_output.step_cost([self.used_samples(after, after)], ["a", "b"],
-                                            (0.0, 1.0), baseline)
-            self.assertEqual(per_instance is None, cost.within_fluctuation, after)
-            self.assertEqual(per_instance, cost.increase_per_instance and
-                             cost.increase_per_instance / procfs.MIB, after)
-
-    def test_the_table_says_within_the_hosts_fluctuation(self):
-        fill = density_output.Fill(max_servers=2)
-        fill.rows = [density_output.ServerRow(instances=n, step=n, boot_s=1.0, build_s=0.5)
-                     for n in (1, 2)]
-        fill.costs = {1: density_output.StepCost(used=90 * procfs.MIB,
-                                                 within_fluctuation=True),
-                      2: density_output.StepCost(used=120 * procfs.MIB,
-                                                 increase_per_instance=10 * procfs.MIB)}
-        rows = density_output.table("kvm", fill, True)["data"]["rows"]
-        self.assertEqual([density_output.WITHIN_FLUCTUATION, 10.0], [r[5] for r in rows])
-        [memory] = [c for c in density_output.curves("kvm", fill)
-                    if "memory per instance" in c["title"]]
-        self.assertEqual([["host memory increase per instance", [[2, 10.0]]]], memory["data"])

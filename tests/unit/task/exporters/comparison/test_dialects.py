@@ -6,7 +6,7 @@ import io
 
 import testtools
 
-from rally_vmct.task.scenarios.benchmark import report as benchmark_report
+from rally_vmct.task.scenarios.benchmark import report
 from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render
 from rally_vmct.task import output
@@ -145,7 +145,7 @@ class TestScenarioFactsTable(testtools.TestCase):
     """The facts table exactly as the benchmark scenarios write it."""
 
     def _data(self, dialect):
-        table = benchmark_report.facts_table(
+        table = report.facts_table(
             "kvm", {"virtualization": "QEMU TCG (emulated)", "emulated": "yes",
                     "vcpus": 1, "boot_id": "b1"}, dialect, "instance vmct-1 (kvm)")
         its = [sr.iteration(charts=[output.stats_chart("kvm", "sysbench cpu", "events/s",

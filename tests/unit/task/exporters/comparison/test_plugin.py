@@ -14,7 +14,7 @@ from rally import exceptions
 from rally.task import exporter
 import testtools
 
-from rally_vmct.task.exporters.comparison import plugin as comparison
+from rally_vmct.task.exporters.comparison import plugin
 from rally_vmct.task.exporters.comparison import charts
 from rally_vmct.task.exporters.comparison import analyse
 from rally_vmct.task.exporters.comparison import render
@@ -35,15 +35,15 @@ def _tasks():
 class TestDestination(testtools.TestCase):
 
     def test_plain_path(self):
-        self.assertEqual(("cmp.html", {}), comparison.parse_destination("cmp.html"))
-        self.assertEqual((None, {}), comparison.parse_destination(None))
+        self.assertEqual(("cmp.html", {}), plugin.parse_destination("cmp.html"))
+        self.assertEqual((None, {}), plugin.parse_destination(None))
 
     def test_options(self):
         self.assertEqual(("out/cmp.html", {"baseline": "kvm", "confidence": 0.9}),
-                         comparison.parse_destination(
+                         plugin.parse_destination(
                              "out/cmp.html?baseline=kvm&confidence=0.9"))
         self.assertEqual((None, {"baseline": "docker"}),
-                         comparison.parse_destination("?baseline=docker"))
+                         plugin.parse_destination("?baseline=docker"))
 
     def test_bad_options_name_the_fix(self):
         for dest, words in (("a.html?colour=red", "unknown vmct-comparison option"),
@@ -51,14 +51,14 @@ class TestDestination(testtools.TestCase):
                             ("a.html?confidence=x", "confidence must be a number in"),
                             ("a.html?baseline=", "baseline needs a kind name"),
                             ("a.html?baseline", "baseline needs a kind name")):
-            e = self.assertRaises(ValueError, comparison.parse_destination, dest)
+            e = self.assertRaises(ValueError, plugin.parse_destination, dest)
             self.assertIn(words, str(e))
 
     def test_sibling(self):
-        self.assertEqual("r/cmp.csv", comparison.sibling("r/cmp.html", ".csv"))
-        self.assertEqual("r/cmp.json", comparison.sibling("r/cmp.HTM", ".json"))
-        self.assertEqual("r/cmp.csv", comparison.sibling("r/cmp", ".csv"))
-        self.assertEqual("r/cmp.csv.csv", comparison.sibling("r/cmp.csv", ".csv"))
+        self.assertEqual("r/cmp.csv", plugin.sibling("r/cmp.html", ".csv"))
+        self.assertEqual("r/cmp.json", plugin.sibling("r/cmp.HTM", ".json"))
+        self.assertEqual("r/cmp.csv", plugin.sibling("r/cmp", ".csv"))
+        self.assertEqual("r/cmp.csv.csv", plugin.sibling("r/cmp.csv", ".csv"))
 
 
 class TestExporterPlugins(testtools.TestCase):
@@ -78,7 +78,7 @@ class TestExporterPlugins(testtools.TestCase):
             plugin_cfg={"destination": "x.csv?baseline=kvm"}, vtype="syntax"))
 
     def test_html_with_siblings(self):
-        report = exporter.TaskExporter.make(comparison.ComparisonExporter, _tasks(),
+        report = exporter.TaskExporter.make(plugin.ComparisonExporter, _tasks(),
                                             "/tmp/x/cmp.html?baseline=docker")
         self.assertEqual({"/tmp/x/cmp.html", "/tmp/x/cmp.csv", "/tmp/x/cmp.json"},
                          set(report["files"]))
@@ -95,28 +95,28 @@ class TestExporterPlugins(testtools.TestCase):
         self.assertIn("<svg", report["files"]["/tmp/x/cmp.html"])
 
     def test_print_without_destination(self):
-        report = exporter.TaskExporter.make(comparison.ComparisonExporter, _tasks(), None)
+        report = exporter.TaskExporter.make(plugin.ComparisonExporter, _tasks(), None)
         self.assertEqual(["print"], list(report))
         self.assertTrue(report["print"].startswith("<!DOCTYPE html>"))
-        report = exporter.TaskExporter.make(comparison.ComparisonCSVExporter, _tasks(),
+        report = exporter.TaskExporter.make(plugin.ComparisonCSVExporter, _tasks(),
                                             None)
         self.assertTrue(report["print"].startswith("kind,concurrency,source,"))
-        report = exporter.TaskExporter.make(comparison.ComparisonJSONExporter, _tasks(),
+        report = exporter.TaskExporter.make(plugin.ComparisonJSONExporter, _tasks(),
                                             "?confidence=0.9")
         self.assertEqual(0.9, json.loads(report["print"])["confidence"])
 
     def test_single_file_types(self):
-        report = exporter.TaskExporter.make(comparison.ComparisonCSVExporter, _tasks(),
+        report = exporter.TaskExporter.make(plugin.ComparisonCSVExporter, _tasks(),
                                             "/tmp/y.csv")
         self.assertEqual(["/tmp/y.csv"], list(report["files"]))
-        report = exporter.TaskExporter.make(comparison.ComparisonJSONExporter, _tasks(),
+        report = exporter.TaskExporter.make(plugin.ComparisonJSONExporter, _tasks(),
                                             "/tmp/y.json")
         self.assertEqual("vmct-comparison",
                          json.loads(report["files"]["/tmp/y.json"])["format"])
 
     def test_unknown_baseline_is_a_validation_error(self):
         e = self.assertRaises(exceptions.ValidationError, exporter.TaskExporter.make,
-                              comparison.ComparisonExporter, _tasks(),
+                              plugin.ComparisonExporter, _tasks(),
                               "a.html?baseline=xen")
         self.assertIn("kinds found: kvm, docker", str(e))
 
@@ -284,7 +284,7 @@ class TestRender(testtools.TestCase):
                                               kvm["ratio_ci_unbounded"]))
 
     def test_csv_exporter_doc_lists_the_columns(self):
-        doc = comparison.ComparisonCSVExporter.__doc__
+        doc = plugin.ComparisonCSVExporter.__doc__
         for column in analyse.CSV_COLUMNS:
             self.assertIsNotNone(re.search(r"\b%s\b" % column, doc), column)
 

@@ -7,11 +7,11 @@ from unittest import mock
 from rally.common import validation
 from rally.task import scenario as rally_scenario
 
-from rally_vmct.task.scenarios.benchmark import report as benchmark_report
-from rally_vmct.task.scenarios.benchmark import shared as benchmarking
+from rally_vmct.task.scenarios.benchmark import report
+from rally_vmct.task.scenarios.benchmark import shared
 from rally_vmct.task.scenarios.benchmark import nova_facts
 from rally_vmct.task import output
-from rally_vmct.task.scenarios.benchmark import boot as benchmark
+from rally_vmct.task.scenarios.benchmark import boot
 from rally_vmct.task import validators
 from rally_vmct.workloads import plan as plan_lib
 from rally_vmct.workloads import runner
@@ -61,7 +61,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         context.setdefault("tenant", tenant)
         context.setdefault("user", {"credential": test_lifecycle.CREDENTIAL,
                                     "keypair": {"name": "kp", "private": "KEY"}})
-        s = self.make(benchmark.BootAndBenchmark, context)
+        s = self.make(boot.BootAndBenchmark, context)
         test = self
 
         class Session(s.session_class):
@@ -147,7 +147,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
     def test_garbled_output_fails_with_raw_output_after_delete(self):
         self.answers.insert(0, ("sysbench cpu", (0, "Segmentation fault\n", "")))
         s = self.make_benchmark()
-        self.assertRaises(benchmark_report.WorkloadsFailed, s.run, dict(KIND),
+        self.assertRaises(report.WorkloadsFailed, s.run, dict(KIND),
                           workloads=[{"sysbench": "cpu"}])
         [raw] = self.output(s, "complete", "raw output (failed)")
         self.assertIn("Segmentation fault", raw["data"])
@@ -156,7 +156,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
 
     def test_peer_instance_without_the_context_fails_before_booting(self):
         s = self.make_benchmark()
-        e = self.assertRaises(benchmark.PeerMissing, s.run, dict(KIND),
+        e = self.assertRaises(boot.PeerMissing, s.run, dict(KIND),
                               workloads=[{"netperf": "TCP_RR"}], netperf_peer="instance")
         self.assertIn("vmct_netperf_peer context", str(e))
         self.assertEqual([], self.nova.servers.created)
@@ -172,7 +172,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
         peer = {"host": "198.51.100.7", "control_port": 12000, "data_port": 12001,
                 "ssh": {"host": "198.51.100.7", "user": "bench"}}
         s = self.make_benchmark({"vmct_netperf_peer": PEER})
-        with mock.patch.object(benchmarking, "ensure_netserver") as ensure:
+        with mock.patch.object(shared, "ensure_netserver") as ensure:
             s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}], netperf_peer=peer)
         ensure.assert_called_once_with(peer)
         self.assertEqual("vmct.start_netserver", s.atomic_actions()[0]["name"])
@@ -182,7 +182,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
 
     def test_explicit_peer_without_ssh_is_used_as_is(self):
         s = self.make_benchmark()
-        with mock.patch.object(benchmarking, "ensure_netserver") as ensure:
+        with mock.patch.object(shared, "ensure_netserver") as ensure:
             s.run(dict(KIND), workloads=[{"netperf": "TCP_RR"}],
                   netperf_peer={"host": "198.51.100.8"})
         ensure.assert_not_called()
@@ -313,7 +313,7 @@ class BenchmarkTestCase(test_lifecycle.ScenarioTestCase):
 
     def test_peer_placement_needs_the_peer_instance(self):
         s = self.make_benchmark()
-        e = self.assertRaises(benchmark.PeerMissing, s.run, dict(KIND),
+        e = self.assertRaises(boot.PeerMissing, s.run, dict(KIND),
                               workloads=[{"netperf": "TCP_RR"}],
                               netperf_peer={"host": "198.51.100.8"},
                               peer_placement="same_host")

@@ -11,11 +11,11 @@ import testtools
 
 from rally_vmct import opts
 from rally_vmct.task import output
-from rally_vmct.task.scenarios.benchmark import shared as benchmarking
-from rally_vmct.hostcost import iteration as hmo
+from rally_vmct.task.scenarios.benchmark import shared
+from rally_vmct.hostcost import iteration
 from rally_vmct.task.scenarios.benchmark import native
 from tests.unit.task.scenarios.benchmark import fakes as benchfakes
-from tests.unit.hostcost import test_iteration as test_host_monitor_output
+from tests.unit.hostcost import test_iteration
 from tests.unit.workloads import test_runner
 
 f = benchfakes.fixture
@@ -37,7 +37,7 @@ class NativeTestCase(testtools.TestCase):
         scenario = native.NativeBenchmark(dict(context or {}, iteration=1, task={"uuid": "t"},
                                                owner_id="o"))
         ssh = benchfakes.FakeSSH(self.answers, self.commands, "h")
-        with mock.patch.object(benchmarking, "connect", return_value=ssh):
+        with mock.patch.object(shared, "connect", return_value=ssh):
             scenario.run([{"host": "192.0.2.10", "port": 22822}], **args)
         [facts] = [c for c in scenario._output["complete"]
                    if c["title"] == output.facts_title(args.get("kind", "native"))]
@@ -71,7 +71,7 @@ class NativeTestCase(testtools.TestCase):
         self.assertEqual([["events_per_second", 20.0]], chart["data"])
 
     def test_fileio_dir_is_checked_before_connecting(self):
-        with mock.patch.object(benchmarking, "connect") as connect:
+        with mock.patch.object(shared, "connect") as connect:
             scenario = native.NativeBenchmark({"iteration": 1})
             e = self.assertRaises(ValueError, scenario.run, [{"host": "h"}],
                                   fileio_dir="relative/dir")
@@ -81,11 +81,12 @@ class NativeTestCase(testtools.TestCase):
     def test_host_cost_of_the_sshd_tree_with_the_monitor(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path, "c1.jsonl")
         now = time.time()
-        test_host_monitor_output.write_samples(path, now - 60, now + 60, server="native:22822")
+        test_iteration.write_samples(path, now - 60, now + 60, server="native:22822")
         hosts = [{"name": "c1", "address": "192.0.2.10", "path": path},
                  {"name": "local", "address": "local", "path": path + ".missing"}]
         scenario, _ = self.run_native(
-            context={hmo.KEY: {"interval": 1.0, hmo.NATIVE_PORTS: [22822], "hosts": hosts}},
+            context={iteration.KEY: {"interval": 1.0, iteration.NATIVE_PORTS: [22822],
+                                     "hosts": hosts}},
             workloads=[{"sysbench": "cpu"}], kind="metal")
         [table] = [c for c in scenario._output["complete"]
                    if c["title"] == "metal: host cost by phase on c1"]
@@ -112,10 +113,12 @@ class NativeMonitorValidatorTestCase(testtools.TestCase):
     def test_ports_of_the_hosts_in_native_ports(self):
         hosts = [{"host": "127.0.0.1", "port": 22822}, {"host": "bm1"}]
         self.assertEqual([], self.errors(hosts, {}))
-        self.assertEqual([], self.errors(hosts, {hmo.KEY: {hmo.NATIVE_PORTS: [22, 22822]}}))
-        [error] = self.errors(hosts, {hmo.KEY + "@openstack": {hmo.NATIVE_PORTS: [22]}})
+        self.assertEqual([], self.errors(
+            hosts, {iteration.KEY: {iteration.NATIVE_PORTS: [22, 22822]}}))
+        [error] = self.errors(
+            hosts, {iteration.KEY + "@openstack": {iteration.NATIVE_PORTS: [22]}})
         self.assertIn("Argument 'hosts': the vmct_host_monitor context does not measure the "
                       "sshd of hosts[0] (127.0.0.1 port 22822) (its native_ports: [22])", error)
         self.assertIn("e.g. vmct_host_monitor: {native_ports: [22, 22822]}", error)
-        [error] = self.errors(hosts, {hmo.KEY: {"hosts": ["local"]}})
+        [error] = self.errors(hosts, {iteration.KEY: {"hosts": ["local"]}})
         self.assertIn("hosts[0] (127.0.0.1 port 22822), hosts[1] (bm1 port 22)", error)

@@ -2,7 +2,7 @@
 
 import testtools
 
-from rally_vmct.task.scenarios.benchmark import report as benchmark_report
+from rally_vmct.task.scenarios.benchmark import report
 from rally_vmct.workloads import metrics
 from rally_vmct.workloads import plan
 from rally_vmct.workloads import runner
@@ -39,7 +39,7 @@ class ReportTestCase(testtools.TestCase):
             "latency_avg": metrics.Metric(1.1, "ms"),
             "latency_p95": metrics.Metric(1.4, "ms")})
         scenario = FakeScenario()
-        benchmark_report.report(scenario, "docker", {"vcpus": 2}, "1.0", [cpu], "instance a")
+        report.report(scenario, "docker", {"vcpus": 2}, "1.0", [cpu], "instance a")
         self.assertEqual(["docker: sysbench cpu [events/s]", "docker: sysbench cpu [ms]"],
                          [c["title"] for c in scenario.additive])
         self.assertEqual([["latency_avg", 1.1], ["latency_p95", 1.4]],
@@ -57,7 +57,7 @@ class ReportTestCase(testtools.TestCase):
         bad = result({"netperf": "TCP_RR"}, error="netperf TCP_RR run exited 255: refused",
                      outputs=[("netperf -H x", 255, "establish control: refused\n", "")])
         scenario = FakeScenario()
-        error = self.assertRaises(benchmark_report.WorkloadsFailed, benchmark_report.report,
+        error = self.assertRaises(report.WorkloadsFailed, report.report,
                                   scenario, "kvm", {}, None, [ok, bad], "instance b")
         self.assertIn("1 of 2 workloads failed on instance b", str(error))
         self.assertIn("refused", str(error))
@@ -74,7 +74,7 @@ class ReportTestCase(testtools.TestCase):
                                                 run(950.0, 1.1)])
         cpu.stop_reason = "CV 5.3 % <= cv_target 6 %"
         scenario = FakeScenario()
-        benchmark_report.report(scenario, "kvm", {"runs": "2-5 (cv_target 6 %)"}, "1.0",
+        report.report(scenario, "kvm", {"runs": "2-5 (cv_target 6 %)"}, "1.0",
                                 [cpu], "instance a")
         chart = scenario.additive[0]
         self.assertEqual([["events_per_second", 950.0]], chart["data"])
