@@ -22,9 +22,9 @@ different computes, or only their own task's instances, run at once (parts of on
 The AIO must be up (tools/test-stages/50-e2e runs these after the demo, before the AIO goes
 down). Each test or part writes $VMCT_E2E_DIR/faults/<name>/ (task, log, report, outcome.json:
 its row, with the time since its test began); the
-module writes $VMCT_E2E_DIR/faults/table.md, the README's fault table. They take the whole
-cloud: run them alone. Without $VMCT_E2E_DIR, or with VMCT_SKIP_FAULTS=1, they are skipped
-(SSH dropped and a soft reboot ignored: only in the long suite, VMCT_E2E_FULL=1);
+module writes $VMCT_E2E_DIR/faults/table.md, the table of doc/source/results/faults.rst. They
+take the whole cloud: run them alone. Without $VMCT_E2E_DIR, or with VMCT_SKIP_FAULTS=1, they
+are skipped (SSH dropped and a soft reboot ignored: only in the long suite, VMCT_E2E_FULL=1);
 when the cloud is not up (it died during the stage), each fails naming what is not running.
 """
 

@@ -25,8 +25,8 @@ compute_fake_prepare() { :; }
 
 # vif_plugging_timeout: the fake kind is the one swept to concurrency 256 (scale.yaml). There a
 # wave's ports queue at Neutron's agents (the AIO boots about 0.25 servers a second), and at 120 s
-# builds failed "Failed to allocate the network(s)" at 128 (README, "Scale"); a build still takes
-# [vmct] build_timeout at most, the time Rally waits.
+# builds failed "Failed to allocate the network(s)" at 128 (doc/source/results/scale-sweep.rst); a
+# build still takes [vmct] build_timeout at most, the time Rally waits.
 compute_fake_overlay() {
     cat <<EOF
 # driver source $(pip_source_hash "$(compute_var fake pip)") (a changed driver restarts this compute)
