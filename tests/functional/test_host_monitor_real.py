@@ -380,7 +380,7 @@ class HostMonitorRealTestCase(testtools.TestCase):
             actions, address="127.0.0.1")
         with open(host["path"], "rb") as f:
             last = windows.read_window(f, windows.last_time(f), windows.last_time(f))[-1]
-        relay = monitor._samplers[0].process.pid
+        relay = monitor._agents[0].process.pid
         started = time.monotonic()
         monitor.cleanup()
         cleanup_s = time.monotonic() - started
