@@ -1,6 +1,7 @@
 """Run one stage's test suite with stestr and keep exactly this run's results.
 
-usage: stage_tests.py run NAME TEST_PATH [--concurrency N] [--exclude-regex RE]
+usage: stage_tests.py run NAME TEST_PATH [--concurrency N] [--exclude-regex RE] [--filter RE]
+                         [--first-worker FILE]
        stage_tests.py skip NAME TEST_PATH REASON
 
 ``run`` gives stestr a repository of its own, made empty for this run
@@ -11,6 +12,11 @@ human-readable trace goes to $VMCT_RESULTS/NAME.log. When stestr cannot run the 
 module that fails to import, a syntax error) or finds no test, the stream gets one failed
 result, ``NAME.discovery``, carrying stestr's own message, which names the module.
 
+``--first-worker FILE`` (with two workers) runs the test modules FILE lists, one a line, on the
+first worker and every other module on the second. stestr splits classes by count when it has
+no times (each run starts from an empty repository), which left one worker idle for minutes
+while the other ran the slow classes; FILE names the slow ones.
+
 ``skip`` lists the suite's tests without running them and records each as skipped with
 REASON, so a stage left out by a variable shows up as N skipped.
 
@@ -19,7 +25,9 @@ directory, which must hold the suite's .stestr.conf top directory.
 """
 
 import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,6 +90,18 @@ def fresh_repo(results, name):
     return repo
 
 
+def worker_groups(modules):
+    """stestr's worker file for two workers: ``modules`` on the first, the others on the second."""
+    names = "|".join(re.escape(m) for m in modules)
+    return [{"worker": [r"^(%s)\." % names]}, {"worker": [r"^(?!(%s)\.)" % names]}]
+
+
+def read_modules(path):
+    """The module names a file lists, one a line, without comments and blank lines."""
+    with open(path) as f:
+        return [line.split("#")[0].strip() for line in f if line.split("#")[0].strip()]
+
+
 def run(args, results):
     repo = fresh_repo(results, args.name)
     stream_path = os.path.join(results, args.name + ".subunit")
@@ -92,6 +112,11 @@ def run(args, results):
                  "--subunit", "--concurrency", str(args.concurrency))
     if args.exclude_regex:
         cmd += ["--exclude-regex", args.exclude_regex]
+    if args.first_worker:
+        workers = repo + "-workers.yaml"    # JSON is YAML
+        with open(workers, "w") as f:
+            json.dump(worker_groups(read_modules(args.first_worker)), f, indent=1)
+        cmd += ["--worker-file", workers]
     if args.filter:
         cmd += [args.filter]
     with open(stream_path, "wb") as stream, open(log_path, "wb") as log:
@@ -141,6 +166,8 @@ def main(argv):
             p.add_argument("--concurrency", type=int, default=1)
             p.add_argument("--exclude-regex")
             p.add_argument("--filter", help="run only the tests whose id matches this regex")
+            p.add_argument("--first-worker", metavar="FILE",
+                           help="two workers: the test modules FILE lists on the first")
         else:
             p.add_argument("reason")
     args = parser.parse_args(argv)
