@@ -234,3 +234,44 @@ class NeutronBackendTestCase(testtools.TestCase):
         self.assertIn("VMCT_AIO_FIREWALL applies to ML2/OVS only", done.stderr)
         done = self.backend({"VMCT_AIO_NEUTRON": "ovs", "VMCT_AIO_FIREWALL": "iptables_hybrid"})
         self.assertEqual(("ovs\n", 0), (done.stdout, done.returncode))
+
+
+# A fake rally for tools/aio/rally-env --rally: envs are files; creating one takes a moment
+# and fails when it exists, as `rally env create` does for a name in use.
+FAKE_RALLY = """#!/bin/bash
+envs=%(state)s/envs; mkdir -p "$envs"
+shift 2    # --config-file FILE
+case "$1 $2" in
+    "env show") [ -e "$envs/$3" ] ;;
+    "env create") sleep 0.5; [ -e "$envs/$4" ] && { echo "Env $4 already exists"; exit 1; }
+                  touch "$envs/$4" ;;
+    "db ensure") touch %(state)s/rally/rally.sqlite ;;
+    *) exit 0 ;;
+esac
+"""
+
+
+class RallyEnvTestCase(testtools.TestCase):
+    """tools/aio/rally-env: callers side by side get one env, none fails."""
+
+    def test_two_at_once_both_succeed(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        with open(os.path.join(state, "secrets.env"), "w") as f:
+            f.write("MEMBER_PASS=m\nADMIN_PASS=a\n")
+        with open(os.path.join(state, "admin-openrc"), "w") as f:
+            f.write("export OS_AUTH_URL=http://127.0.0.1:5000/v3 OS_REGION_NAME=RegionOne "
+                    "OS_USERNAME=admin OS_PASSWORD=a OS_PROJECT_NAME=admin\n")
+        rally = os.path.join(state, "fake-rally")
+        with open(rally, "w") as f:
+            f.write(FAKE_RALLY % {"state": state})
+        os.chmod(rally, 0o755)
+        cmd = [os.path.join(tools.ROOT, "tools", "aio", "rally-env"), "--rally", rally]
+        env = dict(os.environ, VMCT_AIO_DIR=state)
+        procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+        outs = [p.communicate(timeout=60) for p in procs]
+        self.assertEqual([0, 0], [p.returncode for p in procs], outs)
+        for out, _ in outs:
+            self.assertEqual(os.path.join(state, "rally", "rally"), out.splitlines()[-1])
+        self.assertEqual(["vmct-aio", "vmct-member"],
+                         sorted(os.listdir(os.path.join(state, "envs"))))
