@@ -134,7 +134,7 @@ sync_schemas() {
 # databases are dropped and recreated (a half-done earlier run leaves nothing behind).
 init_databases() {
     [ -f "$S/data/.db_initialized" ] && return 0
-    log "creating databases and syncing schemas (about 25 s)"
+    log "creating databases and syncing schemas (about 30 s)"
     local db
     for db in keystone placement glance nova_api nova nova_cell0 neutron; do
         mysql_root -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
