@@ -82,6 +82,86 @@ Rows were archived, running purge...
 """
 
 
+# a service that writes "ready PID TIME" once it handles SIGTERM, "term PID TIME" on SIGTERM
+# and "exit PID TIME" a second later
+SLOW_TO_STOP = """\
+import os, signal, sys, time
+log = sys.argv[1]
+def note(what):
+    with open(log, "a") as f:
+        f.write("%s %d %.3f\\n" % (what, os.getpid(), time.time()))
+def term(*_):
+    note("term"); time.sleep(1); note("exit"); sys.exit(0)
+signal.signal(signal.SIGTERM, term)
+note("ready")
+while True:
+    time.sleep(0.1)
+"""
+
+
+class StartSvcRestartTestCase(testtools.TestCase):
+    """start_svc restarts a service whose configuration changed.
+
+    With SVC_RESTART_BG=1 the restarts of several services overlap (each stop waits for its
+    process to exit).
+    """
+
+    def run_lib(self, tmp, script):
+        subprocess.run(["bash", "-c", 'set -e; source "$1/tools/aio/lib/common.sh"; ' + script,
+                        "-", tools.ROOT, tmp], check=True, capture_output=True, text=True,
+                       env=dict(os.environ, VMCT_AIO_DIR=tmp))
+
+    def events(self, log):
+        with open(log) as f:
+            return [(w, int(p), float(t)) for w, p, t in (line.split() for line in f)]
+
+    def restart_two(self, background):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        os.makedirs(os.path.join(tmp, "pids"))
+        os.makedirs(os.path.join(tmp, "logs"))
+        svc = os.path.join(tmp, "svc.py")
+        with open(svc, "w") as f:
+            f.write(SLOW_TO_STOP)
+        log = os.path.join(tmp, "events")
+        start = ('for n in a b; do echo "$n v$V" > "$2/$n.conf"; '
+                 'start_svc "$n" "$2/$n.conf" python3 "$2/svc.py" "$2/events"; done; '
+                 'wait_restarts')
+        self.run_lib(tmp, "V=1; " + start)
+        first = [int(open(os.path.join(tmp, "pids", n + ".pid")).read()) for n in "ab"]
+        self.addCleanup(lambda: [os.kill(p, signal.SIGKILL) for p in self.pids(tmp)])
+        self.wait_ready(log, first)
+        self.run_lib(tmp, "V=2 SVC_RESTART_BG=%d; %s" % (background, start))
+        second = self.pids(tmp)
+        self.assertNotEqual(sorted(first), sorted(second))
+        for pid in second:
+            os.kill(pid, 0)     # the new processes run
+        return first, [e for e in self.events(log) if e[0] != "ready"]
+
+    def wait_ready(self, log, pids):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if os.path.exists(log) and set(pids) <= {
+                    p for w, p, _ in self.events(log) if w == "ready"}:
+                return
+            time.sleep(0.05)
+        self.fail("the services did not start")
+
+    def pids(self, tmp):
+        return [int(open(os.path.join(tmp, "pids", n + ".pid")).read()) for n in "ab"]
+
+    def test_in_the_background_both_stop_at_once(self):
+        (a, b), events = self.restart_two(background=1)
+        term = {p: t for w, p, t in events if w == "term"}
+        exited = {p: t for w, p, t in events if w == "exit"}
+        self.assertEqual({a, b}, set(term))
+        self.assertLess(max(term.values()), min(exited.values()))   # b asked before a left
+
+    def test_by_default_one_after_the_other(self):
+        (a, b), events = self.restart_two(background=0)
+        self.assertEqual(["term", "exit", "term", "exit"], [w for w, _, _ in events])
+        self.assertEqual([a, a, b, b], [p for _, p, _ in events])
+
+
 class ArchiveNovaDeletedRowsTestCase(testtools.TestCase):
     """archive_nova_deleted_rows (infra.sh): archive and purge on up, never stop up."""
 

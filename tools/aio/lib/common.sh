@@ -115,7 +115,10 @@ write_if_changed() {
 
 # start_svc NAME "CONFIG FILES" CMD...: starts CMD in the background (own session, logs in
 # logs/NAME.out) unless a process recorded for NAME is alive and its config files are unchanged
-# since it was started; a changed config restarts it.
+# since it was started; a changed config restarts it. With SVC_RESTART_BG=1 (the Neutron agents
+# and the computes: nothing polls them right after) that restart runs in the background, and
+# wait_restarts waits for all of them: Neutron's agents ignore SIGTERM and are killed after
+# 10 s, so ML2/OVS's firewall switch restarted seven of them one after another (72 s).
 start_svc() {
     local name=$1 cfgs=$2; shift 2
     local hash
@@ -123,14 +126,31 @@ start_svc() {
     if pidfile_alive "$name"; then
         [ "$(cat "$S/pids/$name.hash" 2>/dev/null)" = "$hash" ] && return 0
         log "$name: configuration changed, restarting"
+        STARTED+=("$name")
+        if [ "${SVC_RESTART_BG:-0}" = 1 ]; then
+            { stop_svc "$name"; launch_svc "$name" "$hash" "$@"; } &
+            RESTARTS+=($!)
+            return 0
+        fi
         stop_svc "$name"
+    else
+        STARTED+=("$name")
     fi
+    launch_svc "$name" "$hash" "$@"
+}
+STARTED=() RESTARTS=()
+# launch_svc NAME HASH CMD...: CMD in its own session, its pid and configuration hash recorded
+launch_svc() {
+    local name=$1 hash=$2; shift 2
     setsid "$@" >>"$S/logs/$name.out" 2>&1 < /dev/null 9>&- &
     echo $! > "$S/pids/$name.pid"
     echo "$hash" > "$S/pids/$name.hash"
-    STARTED+=("$name")
 }
-STARTED=()
+wait_restarts() {
+    local p
+    for p in "${RESTARTS[@]}"; do wait "$p"; done
+    RESTARTS=()
+}
 
 # start_uwsgi NAME PORT MODULE "CONFIG FILES" [extra uwsgi args]: one WSGI API on 127.0.0.1,
 # UWSGI_PROCESSES processes (default 1) of UWSGI_THREADS threads (default 4) each.

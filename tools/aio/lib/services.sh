@@ -55,7 +55,7 @@ start_apis() {
 neutron_args() { local f; for f in $NEUTRON_CFGS "$@"; do printf -- '--config-file\n%s\n' "$f"; done; }
 
 start_neutron_agents() {
-    local nargs; mapfile -t nargs < <(neutron_args)
+    local nargs SVC_RESTART_BG=1; mapfile -t nargs < <(neutron_args)
     # the uwsgi API does not serve RPC: periodic workers (and ML2/OVS's rpc-server) are
     # separate processes
     start_svc neutron-periodic-workers "$NEUTRON_CFGS" neutron-periodic-workers "${nargs[@]}" \
@@ -248,7 +248,7 @@ EOF
 }
 
 start_computes() {
-    local c host
+    local c host SVC_RESTART_BG=1
     for c in "${COMPUTES[@]}"; do   # switched off since it ran (e.g. VMCT_AIO_DOCKER=0)
         "compute_${c}_enabled" || ! pidfile_alive "nova-compute-$c" || {
             log "nova-compute-$c is disabled: stopping it"
