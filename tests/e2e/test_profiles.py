@@ -152,61 +152,70 @@ class ProfileRun(object):
         super().setUp()
 
 
+class OtherBackendChecks(object):
+    """A profile on the Neutron backend the default profile does not run."""
+
+    def test_the_backend_is_not_the_default_ones(self):
+        self.assertIn(self.backend, HOST_AGENTS)
+        self.assertNotEqual(test_demo_task.load("neutron-backend"), self.backend)
+
+
+class OldestReleaseChecks(object):
+    """A profile at the oldest release the cloud runs."""
+
+    def test_the_release_is_the_oldest_the_cloud_runs(self):
+        self.assertEqual(oldest_release(), self.release)
+
+
 @test_demo_task.needs_e2e
-class OtherProfileTest(ProfileRun, ProfileChecks, test_demo_task.ArtifactTest):
+class OtherProfileTest(ProfileRun, OtherBackendChecks, OldestReleaseChecks, ProfileChecks,
+                       test_demo_task.ArtifactTest):
     """CI's one other profile: the oldest release on the other Neutron backend."""
 
     PROFILE = "other"
 
-    def test_the_backend_is_not_the_default_ones(self):
-        self.assertIn(self.backend, HOST_AGENTS)
-        self.assertNotEqual(test_demo_task.load("neutron-backend"), self.backend)
-
-    def test_the_release_is_the_oldest_the_cloud_runs(self):
-        self.assertEqual(oldest_release(), self.release)
-
 
 @test_demo_task.needs_e2e
-class OtherBackendTest(ProfileRun, ProfileChecks, test_demo_task.ArtifactTest):
+class OtherBackendTest(ProfileRun, OtherBackendChecks, ProfileChecks,
+                       test_demo_task.ArtifactTest):
     """The Neutron backend the default profile does not run, at the default release."""
 
     PROFILE = "backend"
 
-    def test_the_backend_is_not_the_default_ones(self):
-        self.assertIn(self.backend, HOST_AGENTS)
-        self.assertNotEqual(test_demo_task.load("neutron-backend"), self.backend)
-
 
 @test_demo_task.needs_e2e
-class OldestReleaseTest(ProfileRun, ProfileChecks, test_demo_task.ArtifactTest):
+class OldestReleaseTest(ProfileRun, OldestReleaseChecks, ProfileChecks,
+                        test_demo_task.ArtifactTest):
     """The oldest release the cloud runs, on the default backend."""
 
     PROFILE = "release"
 
-    def test_the_release_is_the_oldest_the_cloud_runs(self):
-        self.assertEqual(oldest_release(), self.release)
+    def test_the_backend_is_the_default_ones(self):
         self.assertEqual(test_demo_task.load("neutron-backend"), self.backend)
 
 
-class OtherProfileNoLeakTest(ProfileRun, test_demo_task.NoLeakTest):
+class ProfileNoLeak(ProfileRun):
+    """NoLeakTest on what the profile's step left in PROFILE/."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.INVENTORY = os.path.join(cls.PROFILE, "inventory-after.json")
+        cls.TASK_UUID = os.path.join(cls.PROFILE, "lifecycle.uuid")
+
+
+class OtherProfileNoLeakTest(ProfileNoLeak, test_demo_task.NoLeakTest):
     """Nothing the lifecycle task created is left in the cloud of the other profile."""
 
     PROFILE = "other"
-    INVENTORY = os.path.join("other", "inventory-after.json")
-    TASK_UUID = os.path.join("other", "lifecycle.uuid")
 
 
-class OtherBackendNoLeakTest(ProfileRun, test_demo_task.NoLeakTest):
+class OtherBackendNoLeakTest(ProfileNoLeak, test_demo_task.NoLeakTest):
     """Nothing the lifecycle task created is left in the cloud of the other backend."""
 
     PROFILE = "backend"
-    INVENTORY = os.path.join("backend", "inventory-after.json")
-    TASK_UUID = os.path.join("backend", "lifecycle.uuid")
 
 
-class OldestReleaseNoLeakTest(ProfileRun, test_demo_task.NoLeakTest):
+class OldestReleaseNoLeakTest(ProfileNoLeak, test_demo_task.NoLeakTest):
     """Nothing the lifecycle task created is left in the cloud at the oldest release."""
 
     PROFILE = "release"
-    INVENTORY = os.path.join("release", "inventory-after.json")
-    TASK_UUID = os.path.join("release", "lifecycle.uuid")

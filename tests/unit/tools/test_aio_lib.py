@@ -127,7 +127,7 @@ class StartSvcRestartTestCase(testtools.TestCase):
                  'start_svc "$n" "$2/$n.conf" python3 "$2/svc.py" "$2/events"; done; '
                  'wait_restarts')
         self.run_lib(tmp, "V=1; " + start)
-        first = [int(open(os.path.join(tmp, "pids", n + ".pid")).read()) for n in "ab"]
+        first = self.pids(tmp)
         self.addCleanup(lambda: [os.kill(p, signal.SIGKILL) for p in self.pids(tmp)])
         self.wait_ready(log, first)
         self.run_lib(tmp, "V=2 SVC_RESTART_BG=%d; %s" % (background, start))
