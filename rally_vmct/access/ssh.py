@@ -47,9 +47,11 @@ import threading
 import time
 
 import paramiko
+from rally.common import logging
 from rally import exceptions
 from rally.utils import sshutils
 
+LOG = logging.getLogger(__name__)
 TOKENS = {"h": "host", "p": "port", "r": "user"}
 
 # Prints the guest's boot id and the start time of its PID 1 (clock ticks since
@@ -204,24 +206,52 @@ class ProxySocket(paramiko.ProxyCommand):
                 return
             self._closing = True
             os.write(self._wake_w, b"x")
-            stop(self.process, self.stop_grace)   # a writer blocked on a full pipe gets EPIPE
+            # a writer blocked on a full pipe gets EPIPE
+            stopped = stop(self.process, self.stop_grace)
             with self._reading, self._writing:
                 close_pipes(self.process)
                 os.close(self._wake_r)
                 os.close(self._wake_w)
                 self._stderr.close()
+            if not stopped:
+                reap_after_eof(self.process, self.stop_grace)
             self._released = True
 
 
 def stop(process, grace=2.0):
-    """Stop a child process (SIGTERM, SIGKILL after ``grace`` seconds) and reap it."""
-    if process.poll() is None:
+    """Stop a child process (SIGTERM, SIGKILL after ``grace`` seconds) and reap it.
+
+    Returns whether it ended. A child that runs as another user may refuse signals:
+    ``sudo ip netns exec NS nc`` (devstack's proxy command, Rally running as the stack
+    user) does while sudo changes user. Such a child is left to end on the EOF that
+    closing its pipes gives it (:func:`reap_after_eof`).
+    """
+    if process.poll() is not None:
+        return True
+    try:
         process.terminate()
+        process.wait(grace)
+    except PermissionError:
+        return False
+    except subprocess.TimeoutExpired:
         try:
-            process.wait(grace)
-        except subprocess.TimeoutExpired:
             process.kill()
-            process.wait()
+        except PermissionError:
+            return False
+        process.wait()
+    return True
+
+
+def reap_after_eof(process, grace=2.0):
+    """Wait up to ``grace`` seconds for a child that refused signals to end on EOF."""
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        LOG.warning("%s (pid %d) refused to be signalled (it runs as another user) and did "
+                    "not end within %.1f s of its input closing; it is left to end by "
+                    "itself (a proxy command should end on EOF: nc -q 0)",
+                    " ".join(process.args) if isinstance(process.args, list)
+                    else process.args, process.pid, grace)
 
 
 def close_pipes(process):
@@ -235,8 +265,10 @@ def close_pipes(process):
 
 def terminate(process, grace=2.0):
     """Stop a child process and reap it (no zombie), closing its pipes."""
-    stop(process, grace)
+    stopped = stop(process, grace)
     close_pipes(process)
+    if not stopped:
+        reap_after_eof(process, grace)
 
 
 def executor(client):

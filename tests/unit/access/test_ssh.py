@@ -6,6 +6,7 @@ inside ``recv``; these tests play that with a second thread of their own.
 
 import errno
 import socket
+import subprocess
 import threading
 import time
 from unittest import mock
@@ -134,6 +135,51 @@ class FakeClient:
     def close(self):
         self.calls.append("client.close")
         self.transport = None
+
+
+def refuse_signals(process):
+    """Make ``process`` refuse signals with EPERM.
+
+    As the kernel refuses them for a child that runs as another user (sudo while it
+    changes user).
+    """
+    refused = PermissionError(errno.EPERM, "Operation not permitted")
+    process.terminate = mock.Mock(side_effect=refused)
+    process.kill = mock.Mock(side_effect=refused)
+
+
+class TestUnsignallable(testtools.TestCase):
+    """A child that refuses signals ends on the EOF its closed pipes give it."""
+
+    def test_terminate_reaps_a_child_that_ends_on_eof(self):
+        process = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        refuse_signals(process)
+        ssh.terminate(process, grace=5.0)
+        self.assertEqual(0, process.returncode)
+        process.terminate.assert_called_once_with()
+        self.assertTrue(process.stdin.closed)
+
+    def test_terminate_leaves_a_child_that_ignores_eof_and_says_so(self):
+        process = subprocess.Popen(["sleep", "2"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        refuse_signals(process)
+        self.addCleanup(process.wait)
+        with mock.patch.object(ssh.LOG, "warning") as warning:
+            ssh.terminate(process, grace=0.2)
+        self.assertIsNone(process.returncode)
+        self.assertIn("left to end by itself", warning.call_args[0][0])
+        self.assertIn(process.pid, warning.call_args[0])
+
+    def test_proxy_close_does_not_raise_when_the_command_refuses_signals(self):
+        proxy = ssh.ProxySocket(["cat"])
+        refuse_signals(proxy.process)
+        self.assertEqual(3, proxy.send(b"abc"))
+        self.assertEqual(b"abc", proxy.recv(3))
+        proxy.close()
+        self.assertEqual(0, proxy.process.returncode)
+        self.assertTrue(proxy.process.stdout.closed)
+        proxy.close()   # idempotent
 
 
 class TestSSH(testtools.TestCase):
