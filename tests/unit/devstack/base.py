@@ -73,6 +73,7 @@ class PluginTestCase(testtools.TestCase):
             "NOVA_CPU_CONF": "/etc/nova/nova-cpu.conf", "NOVA_BIN_DIR": self.bin,
             "VIRT_DRIVER": "libvirt",
             "Q_AGENT": "openvswitch", "VMCT_REAL_PYTHON": sys.executable,
+            "DEVSTACK_PLUGINS": "rally-openstack,rally-vmct",
         }
         env.update({k: str(v) for k, v in extra.items()})
         return env

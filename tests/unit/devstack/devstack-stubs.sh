@@ -78,6 +78,15 @@ function pip_install {
 function install_package {
     stub_record install_package "$@"
 }
+function is_plugin_enabled {
+    [[ ",${DEVSTACK_PLUGINS:-}," =~ ,${1}, ]]
+}
+function is_package_installed {
+    [[ " ${STUB_INSTALLED_PACKAGES:-} " == *" $1 "* ]]
+}
+function restart_service {
+    stub_record restart_service "$@"
+}
 function add_user_to_group {
     stub_record add_user_to_group "$@"
 }

@@ -78,6 +78,37 @@ class InstallTestCase(base.PluginTestCase):
         self.assertIn(["python3", INSTALL_DRIVER], r.calls)
         self.assertEqual([], r.named("pip_install"))
 
+    def test_packaged_engine_gets_the_drivers_settings_before_it_starts(self):
+        """The driver's engine settings go in before docker.io is installed.
+
+        systemd starts the packaged engine with Docker's defaults (its docker0 bridge),
+        which the driver refuses when it starts.
+        """
+        conf = os.path.join(self.tmp, "etc-docker", "daemon.json")
+        settings = os.path.join(ROOT, "nova-docker", "etc", "docker", "daemon.json")
+        r = self.run_plugin("stack", "install", VMCT_DOCKER_DAEMON_JSON=conf)
+        self.assertRan(r)
+        self.assertInOrder(r, ("sudo", "install", "-D", "-m", "0644", settings, conf),
+                           ("install_package", "docker.io"))
+        self.assertEqual([], r.named("restart_service"))
+
+    def test_installed_engine_restarted_with_the_drivers_settings(self):
+        conf = os.path.join(self.tmp, "daemon.json")
+        r = self.run_plugin("stack", "install", VMCT_DOCKER_DAEMON_JSON=conf,
+                            STUB_INSTALLED_PACKAGES="docker.io")
+        self.assertRan(r)
+        self.assertInOrder(r, ("sudo", "install", "-D", "-m", "0644"),
+                           ("restart_service", "docker"), ("install_package", "docker.io"))
+        # already the driver's settings: nothing written, nothing restarted
+        with open(os.path.join(ROOT, "nova-docker", "etc", "docker", "daemon.json")) as f:
+            with open(conf, "w") as out:
+                out.write(f.read())
+        r = self.run_plugin("stack", "install", VMCT_DOCKER_DAEMON_JSON=conf,
+                            STUB_INSTALLED_PACKAGES="docker.io")
+        self.assertRan(r)
+        self.assertEqual([], r.named("restart_service"))
+        self.assertFalse([c for c in r.named("sudo") if c[:1] == ["install"] and conf in c])
+
     def test_docker_only_compute_node_installs_no_rally_vmct(self):
         requirements = os.path.join(self.tmp, "requirements")
         os.makedirs(requirements)
@@ -118,6 +149,15 @@ class CheckSettingsTestCase(base.PluginTestCase):
     def test_unknown_kind(self):
         r = self.run_plugin("stack", "install", VMCT_KINDS="kvm xen")
         self.assertDies(r, "VMCT_KINDS", "'xen'")
+
+    def test_vmct_needs_rally_openstacks_plugin(self):
+        r = self.run_plugin("stack", "install", DEVSTACK_PLUGINS="rally-vmct")
+        self.assertDies(r, "enable_plugin rally-openstack", "disable_service vmct")
+
+    def test_docker_only_compute_needs_no_rally(self):
+        r = self.run_plugin("stack", "install", services=base.DOCKER_ONLY_NODE,
+                            VMCT_DOCKER_COMPUTE="replace", DEVSTACK_PLUGINS="rally-vmct")
+        self.assertRan(r)
 
     def test_docker_compute_needs_n_cpu(self):
         r = self.run_plugin("stack", "install", services="key,vmct-docker")
@@ -257,7 +297,8 @@ class ExtraTestCase(base.PluginTestCase):
         }, args)
         self.assertTrue(os.access(proxy, os.X_OK))
         with open(proxy) as f:
-            self.assertIn('exec sudo ip netns exec qdhcp-id-of-vmct-net nc -- "$1" "$2"',
+            # -q 0: it ends when Rally (the stack user, who may not signal sudo) closes it
+            self.assertIn('exec sudo ip netns exec qdhcp-id-of-vmct-net nc -q 0 -- "$1" "$2"',
                           f.read())
 
     def test_images_built_when_not_given(self):

@@ -37,8 +37,17 @@ SUBNODE_OVN_SERVICES = tuple(s for s in OVN_SERVICES if s != "ovn-northd")
 OVS_AGENTS = ("q-agt", "q-dhcp", "q-l3", "q-meta")
 # roles that come from devstack (roles: - zuul: opendev.org/openstack/devstack)
 DEVSTACK_ROLES = {"orchestrate-devstack"}
+# vmct.tiny servers (1 VCPU) one devstack compute holds at once: 2 vCPUs on this machine's node
+# x Nova's default cpu_allocation_ratio 4.0 (placement, 2026-11-28); the Docker compute the same
+SERVERS_PER_COMPUTE = 8
 # files vmct-run-tasks writes whatever the tasks are
 ALWAYS_WRITTEN = {"status.txt", "comparison.csv", "comparison.json"}
+
+
+_spec = importlib.util.spec_from_file_location(
+    "zuul_job", os.path.join(ROOT, "tools", "devstack", "zuul_job.py"))
+zuul_job = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(zuul_job)
 
 
 def load(path):
@@ -95,57 +104,34 @@ class ZuulConfig(object):
                     self.projects.append(body)
                 else:
                     self.fail("unexpected %s in %s" % (kind, path))
+        self.zuul = zuul_job.ZuulConfig(files)
 
     def chain(self, job):
         """The job and its parents defined here, the job first."""
-        jobs = []
-        while job in self.jobs:
-            jobs.append(self.jobs[job])
-            job = self.jobs[job].get("parent")
-        return jobs
+        return self.zuul.chain(job)
 
     def var(self, job, name):
-        """A job variable, looked up through the job's parents (ours only)."""
-        for body in self.chain(job):
-            if name in body.get("vars", {}):
-                return body["vars"][name]
-        raise KeyError(name)
+        """A job variable as Zuul merges it through the job's parents (ours only)."""
+        return self.zuul.job(job).vars[name]
 
     def merged(self, job, name, group=None):
-        """A dict variable as Zuul merges it: each job's keys over its parent's (ours only).
-
-        With ``group``: that group's group-vars.
-        """
-        value = {}
-        for body in reversed(self.chain(job)):
-            where = body.get("group-vars", {}).get(group, {}) if group else body.get("vars", {})
-            value.update(where.get(name, {}))
-        return value
+        """A dict variable as Zuul merges it; with ``group``, that group's group-vars."""
+        frozen = self.zuul.job(job)
+        where = frozen.group_vars.get(group, {}) if group else frozen.vars
+        return where.get(name, {})
 
     def attr(self, job, name):
-        for body in self.chain(job):
-            if name in body:
-                return body[name]
-        raise KeyError(name)
+        value = self.zuul.job(job).nearest(name, KeyError)
+        if value is KeyError:
+            raise KeyError(name)
+        return value
 
     def required_projects(self, job):
-        return {project_name(p) for body in self.chain(job)
-                for p in body.get("required-projects", [])}
+        return {project_name(p) for p in self.zuul.job(job).required_projects()}
 
     def checkout(self, job, project):
-        """The ref Zuul checks out for ``project`` in ``job``, None for the change's branch.
-
-        The project's own override-checkout, else the job's (the nearest in the chain).
-        """
-        for body in self.chain(job):
-            for p in body.get("required-projects", []):
-                if (not isinstance(p, str) and project_name(p) == project
-                        and "override-checkout" in p):
-                    return p["override-checkout"]
-        for body in self.chain(job):
-            if "override-checkout" in body:
-                return body["override-checkout"]
-        return None
+        """The ref Zuul checks out for ``project`` in ``job``, None for the change's branch."""
+        return self.zuul.job(job).required_projects().get(zuul_job.canonical(project))
 
     def stable_jobs(self):
         """{job name: the stable branch its name says}, e.g. ...-2025-1: stable/2025.1."""
@@ -192,6 +178,20 @@ class ZuulConfigTestCase(ZuulConfig, testtools.TestCase):
                 single.update(tasks)
         # what two hosts run was proven on one first
         self.assertLessEqual(set(self.var(MULTINODE, "vmct_tasks")), single)
+
+    def test_every_level_fits_one_node(self):
+        """No task of a job starts more servers of a kind than one devstack node holds.
+
+        The job's task args over each sample's default levels; "never fewer than the level"
+        makes a level its own number of servers at once.
+        """
+        for name in self.devstack_jobs():
+            args = self.var(name, "vmct_task_args")
+            for task in self.var(name, "vmct_tasks"):
+                with open(os.path.join(ROOT, task)) as f:
+                    default = re.search(r"concurrency \| default\((\[[^]]*\])\)", f.read())
+                levels = args.get("concurrency") or yaml.safe_load(default.group(1))
+                self.assertLessEqual(max(levels), SERVERS_PER_COMPUTE, (name, task, levels))
 
     def test_plugins_rally_before_vmct(self):
         plugins = list(self.var(BASE, "devstack_plugins"))
@@ -451,7 +451,7 @@ class RolesTestCase(testtools.TestCase):
     def test_run_role_fails_on_sla_after_the_reports(self):
         tasks = load("roles/run-vmct-tasks/tasks/main.yaml")
         names = [t["name"] for t in tasks]
-        run = next(t for t in tasks if "vmct-run-tasks" in str(t.get("command", "")))
+        run = next(t for t in tasks if "vmct-job-tasks" in str(t.get("command", "")))
         self.assertFalse(run["failed_when"])
         self.assertEqual("vmct_run", run["register"])
         fail = tasks[-1]
@@ -459,14 +459,19 @@ class RolesTestCase(testtools.TestCase):
         self.assertEqual("vmct_run.rc != 0", fail["when"])
         self.assertIn("rally exit code 2", fail["fail"]["msg"])
         self.assertLess(names.index(run["name"]), names.index(fail["name"]))
-        # hosts that joined after the controller stacked: wait, map into the cell, zone them
-        wait, aggr = [t for t in tasks if "vmct_aggregates.py" in str(t.get("command", ""))]
-        self.assertIn("--wait-only", wait["command"]["argv"])
-        self.assertNotIn("--wait-only", aggr["command"]["argv"])
-        discover = next(t for t in tasks if "discover_hosts" in str(t.get("command", "")))
-        self.assertLess(tasks.index(wait), tasks.index(discover))
-        self.assertLess(tasks.index(discover), tasks.index(aggr))
-        self.assertLess(tasks.index(aggr), tasks.index(run))
+
+    def test_run_role_passes_only_options_the_script_takes(self):
+        """The role and tools/devstack-job run one script: each option the role gives exists."""
+        with open(os.path.join(ROOT, "roles", "run-vmct-tasks", "tasks", "main.yaml")) as f:
+            given = set(re.findall(r"'(--[\w-]+)'", f.read()))
+        with open(os.path.join(base.DEVSTACK, "tools", "vmct-job-tasks")) as f:
+            accepted = set(re.findall(r"^\s+(--[\w-]+)\)", f.read(), re.M))
+        self.assertLessEqual(given, accepted)
+        self.assertIn("--expect", given)
+        # tools/devstack-job's node gives the same ones, from the same job variables
+        with open(os.path.join(ROOT, "tools", "devstack", "node-steps")) as f:
+            runner = f.read().split("tasks() {", 1)[1].split("\n}\n", 1)[0]
+        self.assertEqual(given, set(re.findall(r"(--[\w-]+) ", runner)) - {"--json"})
 
     def test_fetch_role_publishes_only_existing_files(self):
         tasks = load("roles/fetch-vmct-task-results/tasks/main.yaml")
