@@ -188,7 +188,7 @@ class Job(object):
         values.update(copy.deepcopy(self.host_vars.get(node, {})))
         return values
 
-    def zuul_projects(self, base_dir=DEVSTACK_BASE_DIR):
+    def zuul_projects(self):
         """zuul.projects and zuul.project as the executor passes them to the roles."""
         projects = {}
         for name, ref in self.required_projects().items():
@@ -275,7 +275,7 @@ def load_local_conf_module(devstack_dir):
     return module
 
 
-def write_local_conf(job, node, devstack_dir, out, ips, mtu, base_dir=None, site_localrc=None):
+def write_local_conf(job, node, devstack_dir, out, ips, mtu, site_localrc=None):
     """local.conf of ``node``, by devstack's role module with the role's arguments.
 
     ``site_localrc``: settings of the machine the job runs on, over the job's
@@ -283,13 +283,12 @@ def write_local_conf(job, node, devstack_dir, out, ips, mtu, base_dir=None, site
     """
     values = rendered_vars(job, node, ips, mtu, names=LOCAL_CONF_VARS)
     values["devstack_localrc"] = dict(values.get("devstack_localrc") or {}, **(site_localrc or {}))
-    base_dir = base_dir or values["devstack_base_dir"]
-    projects, project = job.zuul_projects(base_dir)
+    projects, project = job.zuul_projects()
     module = load_local_conf_module(devstack_dir)
     conf = module.LocalConf(values.get("devstack_localrc"), values.get("devstack_local_conf"),
                             values.get("devstack_base_services"),
-                            copy.deepcopy(values.get("devstack_services")),
-                            values.get("devstack_plugins"), base_dir, projects, project,
+                            values.get("devstack_services"), values.get("devstack_plugins"),
+                            values["devstack_base_dir"], projects, project,
                             values.get("tempest_plugins"))
     conf.write(out)
     return conf.warnings
@@ -334,7 +333,6 @@ def main(argv=None):
     conf.add_argument("--devstack", required=True, metavar="DIR",
                       help="the devstack tree whose write-devstack-local-conf module writes")
     conf.add_argument("--out", required=True, metavar="FILE")
-    conf.add_argument("--base-dir", metavar="DIR", help="devstack_base_dir (default: the job's)")
     conf.add_argument("--localrc", action="append", default=[], metavar="NAME=VALUE",
                       help="a setting of this machine over the job's localrc (repeatable)")
     args = parser.parse_args(argv)
@@ -381,7 +379,7 @@ def print_var(job, args, ips, defaults):
 def write_node_local_conf(job, args, ips, defaults):
     site = parse_pairs("--localrc", args.localrc, "OVS_DATAPATH_TYPE=netdev")
     for warning in write_local_conf(job, args.node, args.devstack, args.out, ips, args.mtu,
-                                    args.base_dir, site):
+                                    site):
         print("warning: %s" % warning, file=sys.stderr)
 
 
