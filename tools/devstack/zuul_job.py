@@ -22,7 +22,7 @@ devstack_local_conf.py`` of the devstack tree), with the arguments that role pas
     zuul_job.py --config PATH... projects JOB
     zuul_job.py --config PATH... var JOB NAME [--node NODE] [--json]
     zuul_job.py --config PATH... local-conf JOB --devstack DIR --out FILE [--node NODE]
-                [--localrc NAME=VALUE]...
+                [--localrc NAME=VALUE]...  (with what a setting needs: SITE_NEEDS)
 
 ``--config`` takes a file or a directory of ``*.yaml`` (``.zuul.d``), repeatable;
 ``--role-defaults FILE`` adds a role's defaults; ``--ip NODE=ADDRESS`` and ``--mtu N`` are the
@@ -294,6 +294,23 @@ def write_local_conf(job, node, devstack_dir, out, ips, mtu, site_localrc=None):
     return conf.warnings
 
 
+# what a site setting needs beside it. Open vSwitch's userspace datapath (a kernel without the
+# openvswitch module) stops serving an internal port (a tap device) once it is moved into a
+# namespace: the DHCP agent's port in qdhcp-* went deaf mid-run. devstack's Q_OVS_USE_VETH
+# makes the DHCP and L3 agents plug veth pairs, as the all-in-one cloud's agents do.
+SITE_NEEDS = {("OVS_DATAPATH_TYPE", "netdev"): {"Q_OVS_USE_VETH": "True"}}
+
+
+def site_localrc(given):
+    """The site's localrc: the settings ``given`` and, unless given, what they need."""
+    settings = {}
+    for (name, value), needed in SITE_NEEDS.items():
+        if given.get(name) == value:
+            settings.update(needed)
+    settings.update(given)
+    return settings
+
+
 def parse_pairs(option, pairs, example):
     found = {}
     for pair in pairs:
@@ -377,7 +394,9 @@ def print_var(job, args, ips, defaults):
 
 
 def write_node_local_conf(job, args, ips, defaults):
-    site = parse_pairs("--localrc", args.localrc, "OVS_DATAPATH_TYPE=netdev")
+    site = site_localrc(parse_pairs("--localrc", args.localrc, "OVS_DATAPATH_TYPE=netdev"))
+    for name, value in sorted(site.items()):
+        print("site setting over the job's: %s=%s" % (name, value), file=sys.stderr)
     for warning in write_local_conf(job, args.node, args.devstack, args.out, ips, args.mtu,
                                     site):
         print("warning: %s" % warning, file=sys.stderr)

@@ -255,11 +255,23 @@ class ZuulJobTestCase(testtools.TestCase):
         # this machine's settings over the job's
         self.assertEqual("netdev", args["localrc"]["OVS_DATAPATH_TYPE"])
         self.assertEqual("kvm", args["localrc"]["LIBVIRT_TYPE"])
+        # the netdev datapath's internal ports go deaf in a namespace: agents plug veths
+        self.assertEqual("True", args["localrc"]["Q_OVS_USE_VETH"])
+        self.assertIn("site setting over the job's: Q_OVS_USE_VETH=True", err)
         self.assertEqual(["rally-openstack", "rally-vmct"], list(args["plugins"]))
         self.assertIs(False, args["services"]["etcd3"])
         self.assertEqual("/opt/stack", args["base_dir"])
         self.assertEqual("rally-vmct", args["project"]["short_name"])
         self.assertIn("opendev.org/openstack/rally", args["projects"])
+
+    def test_site_settings_bring_what_they_need_unless_given(self):
+        self.assertEqual({"OVS_DATAPATH_TYPE": "netdev", "Q_OVS_USE_VETH": "True"},
+                         zuul_job.site_localrc({"OVS_DATAPATH_TYPE": "netdev"}))
+        self.assertEqual({"OVS_DATAPATH_TYPE": "netdev", "Q_OVS_USE_VETH": "False"},
+                         zuul_job.site_localrc({"OVS_DATAPATH_TYPE": "netdev",
+                                                "Q_OVS_USE_VETH": "False"}))
+        self.assertEqual({"OVS_DATAPATH_TYPE": "system"},
+                         zuul_job.site_localrc({"OVS_DATAPATH_TYPE": "system"}))
 
     def test_local_conf_needs_the_devstack_tree(self):
         rc, _, err = self.cli("local-conf", LIFECYCLE, "--devstack", self.tmp,
