@@ -1,4 +1,4 @@
-"""tools/aio/libvirt-hook-qemu on a real tap device: a started domain's tap found down is
+"""tools/lib/libvirt-hook-qemu on a real tap device: a started domain's tap found down is
 brought up again (the OVS userspace race that left a QEMU guest cut off, issue 15)."""
 
 import hashlib
@@ -10,7 +10,7 @@ import time
 import testtools
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-HOOK = os.path.join(ROOT, "tools", "aio", "libvirt-hook-qemu")
+HOOK = os.path.join(ROOT, "tools", "lib", "libvirt-hook-qemu")
 XML = "<domain><devices><interface type='ethernet'><target dev='%s'/></interface>" \
       "</devices></domain>"
 
@@ -34,7 +34,7 @@ class LibvirtHookTestCase(testtools.TestCase):
         self.addCleanup(subprocess.run, ["rm", "-rf", self.state], check=False)
 
     def hook(self, *args):
-        env = dict(os.environ, VMCT_AIO_DIR=self.state, VMCT_HOOK_KEEP_UP="3")
+        env = dict(os.environ, VMCT_HOOK_DIR=self.state, VMCT_HOOK_KEEP_UP="3")
         started = time.monotonic()
         subprocess.run([HOOK, "instance-0000abcd", *args], input=XML % self.tap, text=True,
                        env=env, check=True, timeout=10)

@@ -76,9 +76,9 @@ start_libvirt() {
     # never let libvirt's NAT network (virbr0, a routed private range) come up
     rm -f /etc/libvirt/qemu/networks/autostart/default.xml
     mkdir -p /var/run/libvirt /etc/libvirt/hooks
-    # our qemu hook (see tools/aio/libvirt-hook-qemu); libvirtd reads hooks only when it starts
-    if printf '#!/bin/sh\n# installed by vmct tools/aio/up\nVMCT_AIO_DIR=%s exec %s "$@"\n' \
-            "$S" "$AIO_TOOLS/libvirt-hook-qemu" | write_if_changed /etc/libvirt/hooks/qemu; then
+    # our qemu hook (see tools/lib/libvirt-hook-qemu); libvirtd reads hooks only when it starts
+    if printf '#!/bin/sh\n# installed by vmct tools/aio/up\nVMCT_HOOK_DIR=%s exec %s "$@"\n' \
+            "$S" "$AIO_TOOLS/../lib/libvirt-hook-qemu" | write_if_changed /etc/libvirt/hooks/qemu; then
         chmod 755 /etc/libvirt/hooks/qemu
         if pidfile_alive libvirtd; then log "libvirt hook changed: restarting libvirtd"; stop_svc libvirtd; fi
     fi
