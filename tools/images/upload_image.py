@@ -9,7 +9,7 @@ directly, and whose img_hv_type=qemu keeps it on libvirt/QEMU computes (ImagePro
 with the other properties of VMCT_QEMU_IMAGE_PROPERTIES. hw_cdrom_bus=scsi
 with a virtio-scsi controller: the cloud kernel has no AHCI driver for q35's SATA CD-ROM, which
 is where the config drive (SSH key) would otherwise go. Nothing is done when the images of the
-same build are already there; images of another build are replaced.
+same build and kernel command line are already there; any others are replaced.
 """
 
 import os
@@ -33,7 +33,9 @@ def main(d):
     img = conn.image
     existing = [i for i in img.images() if i.name in NAMES]
     guest = [i for i in existing if i.name == NAMES[0]]
+    # the command line is checked too: a change of it alone must reach Glance
     if (len(guest) == 1 and guest[0].properties.get("vmct_build") == build
+            and guest[0].os_command_line == V["VMCT_QEMU_COMMAND_LINE"]
             and guest[0].status == "active"):
         print("[build-qemu-guest] Glance has build %s already" % build)
         return 0

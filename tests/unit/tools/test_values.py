@@ -36,6 +36,12 @@ class ValuesTestCase(testtools.TestCase):
                          "os_type=linux", py["VMCT_QEMU_IMAGE_PROPERTIES"])
         self.assertEqual("docker.DockerDriver", py["VMCT_DOCKER_COMPUTE_DRIVER"])
 
+    def test_the_qemu_guest_skips_the_kernels_timer_check(self):
+        # without it a TCG guest starved of CPU panics at boot (IO-APIC + timer check)
+        line = values_mod.read_values(VALUES)["VMCT_QEMU_COMMAND_LINE"].split()
+        self.assertIn("no_timer_check", line)
+        self.assertIn("console=ttyS0", line)
+
     def test_sh_can_source_it(self):
         proc = subprocess.run(["sh", "-c", '. "$1" && echo "$VMCT_FLAVOR_NAME"', "-", VALUES],
                               capture_output=True, text=True)
