@@ -14,6 +14,7 @@
 * :func:`transitions_table`: every observed change of the server's status,
   task state, VM state and power state, and the probe attempts, by phase;
 * :func:`actions_table`: Nova's own instance actions of the session's requests;
+* :func:`console_text`: the guest's console when a probe gave up on it;
 * :func:`lifecycle_chart`: the additive "<kind>: lifecycle [s]" chart.
 """
 
@@ -73,13 +74,26 @@ def actions_table(session):
                      "rows": instance_actions.table_rows(list(session.record.actions.values()))}}
 
 
+def console_text(session):
+    """The console's last lines, kept when the instance never answered a probe."""
+    phase, lines, why = session.record.console
+    return {"title": "%s: console when %s gave up" % (session.label, phase),
+            "description": "The last lines of the instance's console log (Nova's "
+                           "os-getConsoleOutput), read when the probe's wait timed out: "
+                           "why the guest never answered, when it said so.",
+            "chart_plugin": "TextArea",
+            "data": lines if lines is not None else [why]}
+
+
 def tables(session):
-    """The complete tables of a session: transitions (once it booted), instance actions."""
+    """A session's complete outputs: transitions, instance actions, console (if kept)."""
     found = []
     if session.waiter is not None:
         found.append(transitions_table(session))
     if session.record.actions:
         found.append(actions_table(session))
+    if session.record.console is not None:
+        found.append(console_text(session))
     return found
 
 

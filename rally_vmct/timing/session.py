@@ -58,6 +58,10 @@ ACTIONS_MICROVERSION = "2.51"
 # The probe of instances the harness cannot reach: no network, SSH or address phases.
 NO_PROBE = "none"
 FLOATING_IP_PHASE = "vmct.associate_floating_ip"
+# Lines of the guest's console kept when it never answered a probe: enough for a kernel
+# panic's reason and the lines before it; the error message carries the last few.
+CONSOLE_LINES = 40
+CONSOLE_LINES_IN_ERROR = 5
 NO_PROBE_WITH_SSH = ("Arguments 'probe: none' and 'wait_for_ssh: true' contradict each other: "
                      "probe none means the instances cannot be reached, so there is no SSH to "
                      "wait for; set wait_for_ssh: false, or a probe (tcp, ping, ssh)")
@@ -117,6 +121,8 @@ class Record:
     rows: list = dataclasses.field(default_factory=list)      # (phase name, seconds)
     paths: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     polling: waiter.PollCost | None = None   # Nova requests the polls cost (finish())
+    # (phase, lines, why) of the console when a probe gave up; why: there are no lines
+    console: tuple | None = None
 
 
 class BootArgsError(ValueError):
@@ -306,11 +312,15 @@ class ServerSession:
 
     def wait_probe(self, name, phase_name, start):
         """Phase ``phase_name`` from ``start`` until probe ``name`` succeeds."""
-        with self.timeline.phase(phase_name, start=start) as phase:
-            self.mark(phase_name)
-            with self.make_probe(name) as probe:
-                result = self._probe_until_answer(probe, name, phase_name, start)
-            phase.end(result.at)
+        try:
+            with self.timeline.phase(phase_name, start=start) as phase:
+                self.mark(phase_name)
+                with self.make_probe(name) as probe:
+                    result = self._probe_until_answer(probe, name, phase_name, start)
+                phase.end(result.at)
+        except waiter.WaitTimeout as e:
+            # read after the phase ended: its failed duration stays the wait's
+            raise waiter.WaitTimeout(str(e) + self.keep_console(phase_name)) from None
         return phase
 
     def probe_target(self):
@@ -337,6 +347,25 @@ class ServerSession:
                                        "answered (check %d)" % result.attempts,
                                        result.at, result.since])
         return result
+
+    def keep_console(self, phase_name):
+        """Keep the console's last lines (the report's table); the text for the error.
+
+        A guest that never answered often said why on its console (a kernel panic, a
+        service that did not start); Nova keeps it only as long as the server.
+        """
+        try:
+            text = self.nova().servers.get_console_output(self.server, length=CONSOLE_LINES)
+        except Exception as e:
+            why = "console log unavailable (%s: %s)" % (type(e).__name__, e)
+            self.record.console = (phase_name, None, why)
+            return "; " + why
+        lines = [line.rstrip() for line in str(text or "").splitlines()][-CONSOLE_LINES:]
+        self.record.console = (phase_name, lines, None)
+        if not any(lines):
+            return "; the console log is empty"
+        return "; the console's last lines: %s" % " | ".join(
+            line for line in lines[-CONSOLE_LINES_IN_ERROR:] if line)
 
     def wait_ready(self, prefix, start):
         """``<prefix>.reachable`` (+ ``<prefix>.ssh_ready``) from ``start``; when ready.

@@ -331,6 +331,12 @@ def errors(workload):
             for i, it in enumerate(workload["data"]) if it.get("error")]
 
 
+def outputs(workload, title_part):
+    """The complete outputs of the workload's iterations whose title has ``title_part``."""
+    return [chart for it in workload["data"] for chart in it["output"]["complete"]
+            if title_part in chart["title"]]
+
+
 def atomic_names(workload):
     """Names of the workload's top-level atomic actions, every iteration's."""
     return {a["name"] for it in workload["data"] for a in it["atomic_actions"]}

@@ -53,6 +53,9 @@ SSH_LOST = (r"sysbench cpu run failed: SSH(Error: Connection .* lost while runni
 SSH_LOST_TIMEOUT = 20
 # [DEFAULT] sync_power_state_interval of the Docker compute (tools/aio/computes.d/20-docker.sh)
 SYNC_POWER_STATE = 10
+# [vmct] network_timeout of the unreachable-instance task: the QEMU guest has written its
+# console by then
+UNREACHABLE_TIMEOUT = 30
 # after the task (and the compute's return), how long Nova and Neutron may take to clean up
 SETTLE = 90
 
@@ -307,6 +310,37 @@ class FaultTest(unittest.TestCase):
         self.assertIn("waiting for server to become ACTIVE (build)", failed[0][1])
         self.outcome("nova-compute killed mid-build (SIGKILL), started again", kind, failed,
                      self.settle(task, links), part="compute_killed_" + compute)
+
+    # -- (7) an instance nothing can reach ------------------------------------------------
+
+    def test_unreachable_instance_shows_its_console(self):
+        """Both kinds boot in the project's default security group, which lets no probe in.
+
+        Each iteration fails at the network wait; its error ends with the console's last
+        lines and the report has the console as text: what a guest that never answers said
+        (the emulated guest's kernel panic of issue 29 was found only by reading it).
+        """
+        no_ssh_rule = {"users": ONE_USER["users"], "keypair": {}}
+        console_marks = {"docker": "Server listening on", self.args["libvirt_kind"]: "VMCT-GUEST"}
+        boots = [self.workload("VMCT.boot_and_delete_server",
+                               {"kind": self.kinds[kind], "probe": "tcp"}, times=1,
+                               contexts=no_ssh_rule) for kind in console_marks]
+        links = faults.instance_links()
+        task = self.task(boots, {"network_timeout": UNREACHABLE_TIMEOUT}).start()
+        task.wait(300)
+        status, workloads = task.report()
+        self.assertEqual("finished", status)
+        failed = []
+        for (kind, mark), workload in zip(console_marks.items(), workloads):
+            [(_, error)] = faults.errors(workload)
+            self.assertRegex(error, "WaitTimeout: .*the console's last lines: .*" + mark)
+            [console] = faults.outputs(workload, "console when vmct.wait_for_network gave up")
+            self.assertEqual("TextArea", console["chart_plugin"])
+            self.assertTrue(any(mark in line for line in console["data"]), console["data"])
+            failed.append((0, error))
+        self.outcome("Instance never reachable (no security-group rule lets the probe in): "
+                     "its console's last lines in the error and the report",
+                     ", ".join(console_marks), failed, self.settle(task, links))
 
     # -- (6) ovs-vswitchd aborted -----------------------------------------------------------
 

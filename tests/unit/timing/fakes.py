@@ -356,6 +356,15 @@ class FakeServers:
         gone_at = self.nova.clock.now + self.nova.detach_seconds
         record.ports = [(p, n, gone_at if p == port_id else g) for p, n, g in record.ports]
 
+    def get_console_output(self, server, length=None):
+        self.nova.count("POST os-getConsoleOutput")
+        refusal = self.nova.refusals.get("console_output")
+        if refusal is not None:
+            raise refusal
+        self._record(server)
+        lines = self.nova.console.splitlines(keepends=True)
+        return "".join(lines[-length:] if length else lines)
+
     def get_console_url(self, server, console_type):
         self.nova.count("POST remote-consoles")
         refusal = self.nova.refusals.get("console_url")
@@ -416,6 +425,7 @@ class FakeNova:
         self.refusals = {}        # action -> exception the API answers with
         self.compute_refuses = set()   # actions whose compute event ends in Error
         self.detach_seconds = 2.0
+        self.console = ""              # every server's console log
         # updated_at's resolution (1.0: MySQL's whole seconds); whether a server's
         # first step has no updated_at yet (an instance never saved: not listed).
         self.updated_resolution = 0.0

@@ -190,6 +190,36 @@ class TestBootAndDelete(ScenarioTestCase):
         self.assertTrue(s.atomic_actions()[1]["failed"])
         self.assertEqual(1, len(self.nova.servers.deleted))
 
+    def test_unreachable_instance_keeps_its_console(self):
+        self.reachable_delay = 10_000
+        self.nova.console = "".join("boot line %d\n" % i for i in range(60)) + (
+            "Kernel panic - not syncing: IO-APIC + timer doesn't work!\n")
+        cfg.CONF.set_override("network_timeout", 3.0, opts.GROUP)
+        self.addCleanup(cfg.CONF.clear_override, "network_timeout", opts.GROUP)
+        s = self.make(lifecycle.BootAndDeleteServer)
+        e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
+        self.assertIn("the console's last lines: boot line 56 | boot line 57 | boot line 58 "
+                      "| boot line 59 | Kernel panic - not syncing", str(e))
+        [console] = self.output(s, "complete", "console when vmct.wait_for_network gave up")
+        self.assertEqual("TextArea", console["chart_plugin"])
+        self.assertEqual(40, len(console["data"]))
+        self.assertEqual(("boot line 21", "Kernel panic - not syncing: IO-APIC + timer doesn't "
+                          "work!"), (console["data"][0], console["data"][-1]))
+
+    def test_a_console_nova_refuses_is_named_not_fatal(self):
+        self.reachable_delay = 10_000
+        self.nova.refusals["console_output"] = fakes.APIError(409, "Cannot get console")
+        cfg.CONF.set_override("network_timeout", 3.0, opts.GROUP)
+        self.addCleanup(cfg.CONF.clear_override, "network_timeout", opts.GROUP)
+        s = self.make(lifecycle.BootAndDeleteServer)
+        e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
+        self.assertIn("failed attempts: refused x", str(e))
+        self.assertIn("console log unavailable (APIError: Cannot get console (HTTP 409))", str(e))
+        [console] = self.output(s, "complete", "console when")
+        self.assertEqual(["console log unavailable (APIError: Cannot get console (HTTP 409))"],
+                         console["data"])
+        self.assertEqual(1, len(self.nova.servers.deleted))
+
     def test_no_address_is_a_clear_error(self):
         self.nova.addresses = {}
         s = self.make(lifecycle.BootAndDeleteServer)
