@@ -175,10 +175,14 @@ class TestBootAndDelete(ScenarioTestCase):
         self.assertIn("BUILD (task_state=spawning", str(e))
         self.assertEqual([self.nova.servers.created[0].id], self.nova.servers.deleted)
 
-    def test_unreachable_instance_times_out_and_cleans_up(self):
+    def never_reachable(self):
+        """The fake probe never answers; the network wait gives up after 3 s."""
         self.reachable_delay = 10_000
         cfg.CONF.set_override("network_timeout", 3.0, opts.GROUP)
         self.addCleanup(cfg.CONF.clear_override, "network_timeout", opts.GROUP)
+
+    def test_unreachable_instance_times_out_and_cleans_up(self):
+        self.never_reachable()
         s = self.make(lifecycle.BootAndDeleteServer)
         e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
         self.assertIn("fake probe", str(e))
@@ -191,11 +195,9 @@ class TestBootAndDelete(ScenarioTestCase):
         self.assertEqual(1, len(self.nova.servers.deleted))
 
     def test_unreachable_instance_keeps_its_console(self):
-        self.reachable_delay = 10_000
+        self.never_reachable()
         self.nova.console = "".join("boot line %d\n" % i for i in range(60)) + (
             "Kernel panic - not syncing: IO-APIC + timer doesn't work!\n")
-        cfg.CONF.set_override("network_timeout", 3.0, opts.GROUP)
-        self.addCleanup(cfg.CONF.clear_override, "network_timeout", opts.GROUP)
         s = self.make(lifecycle.BootAndDeleteServer)
         e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
         self.assertIn("the console's last lines: boot line 56 | boot line 57 | boot line 58 "
@@ -206,11 +208,16 @@ class TestBootAndDelete(ScenarioTestCase):
         self.assertEqual(("boot line 21", "Kernel panic - not syncing: IO-APIC + timer doesn't "
                           "work!"), (console["data"][0], console["data"][-1]))
 
+    def test_an_empty_console_is_said_so(self):
+        self.never_reachable()
+        s = self.make(lifecycle.BootAndDeleteServer)
+        e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
+        self.assertTrue(str(e).endswith("; the console log is empty"), str(e))
+        self.assertEqual([[]], [c["data"] for c in self.output(s, "complete", "console when")])
+
     def test_a_console_nova_refuses_is_named_not_fatal(self):
-        self.reachable_delay = 10_000
+        self.never_reachable()
         self.nova.refusals["console_output"] = fakes.APIError(409, "Cannot get console")
-        cfg.CONF.set_override("network_timeout", 3.0, opts.GROUP)
-        self.addCleanup(cfg.CONF.clear_override, "network_timeout", opts.GROUP)
         s = self.make(lifecycle.BootAndDeleteServer)
         e = self.assertRaises(waiter.WaitTimeout, s.run, dict(KIND))
         self.assertIn("failed attempts: refused x", str(e))
