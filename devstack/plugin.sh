@@ -35,6 +35,8 @@ if is_service_enabled vmct vmct-docker; then
             is_service_enabled vmct-docker
 
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
+        vmct_phase "Putting OVN's br-int on the $OVS_DATAPATH_TYPE datapath" \
+            configure_vmct_ovn_datapath vmct_ovn_userspace_datapath
         vmct_phase "Configuring the libvirt compute for rally-vmct" configure_vmct_compute \
             vmct_libvirt_compute_here
         vmct_phase "Configuring the Docker compute ($VMCT_DOCKER_COMPUTE)" configure_vmct_docker \

@@ -112,6 +112,13 @@ class PluginTestCase(testtools.TestCase):
     def assertRan(self, result, msg=None):
         self.assertEqual(0, result.rc, msg or "plugin failed:\n%s" % result.stderr[-3000:])
 
+    def assertDies(self, result, *words):
+        """The plugin stopped stacking with a message holding every word."""
+        self.assertNotEqual(0, result.rc)
+        message = " ".join(" ".join(c) for c in result.named("die"))
+        for w in words:
+            self.assertIn(w, message)
+
     def assertInOrder(self, result, *prefixes):
         """Each call prefix occurs, in this order."""
         last = -1

@@ -131,12 +131,6 @@ class InstallTestCase(base.PluginTestCase):
 
 class CheckSettingsTestCase(base.PluginTestCase):
 
-    def assertDies(self, result, *words):
-        self.assertNotEqual(0, result.rc)
-        message = " ".join(" ".join(c) for c in result.named("die"))
-        for w in words:
-            self.assertIn(w, message)
-
     def test_unknown_docker_compute_mode(self):
         r = self.run_plugin("stack", "install", VMCT_DOCKER_COMPUTE="sideways")
         self.assertDies(r, "VMCT_DOCKER_COMPUTE='sideways'", "separate", "replace")
@@ -215,6 +209,33 @@ class PostConfigTestCase(base.PluginTestCase):
                            "docker.DockerDriver"],
                           ["/etc/nova/nova.conf", "docker", "soft_reboot_timeout", "20"]],
                          r.named("iniset"))
+
+    OVN_NODE = base.SINGLE_NODE.replace("q-agt,q-dhcp", "ovn-controller,ovn-northd,q-ovn-agent")
+
+    def ovs_vsctl(self, result):
+        return [c for c in result.named("sudo") if c[:1] == ["ovs-vsctl"]]
+
+    def test_ovn_on_the_userspace_datapath_gets_its_br_int_there(self):
+        r = self.run_plugin("stack", "post-config", services=self.OVN_NODE, Q_AGENT="ovn",
+                            OVS_DATAPATH_TYPE="netdev")
+        self.assertRan(r)
+        self.assertEqual([["ovs-vsctl", "--timeout=60", "--no-wait", "set", "Open_vSwitch", ".",
+                           "external-ids:ovn-bridge-datapath-type=netdev"]], self.ovs_vsctl(r))
+
+    def test_kernel_datapath_or_ovs_agent_leave_ovn_alone(self):
+        for env in ({"Q_AGENT": "ovn"}, {"Q_AGENT": "ovn", "OVS_DATAPATH_TYPE": "system"},
+                    {"Q_AGENT": "openvswitch", "OVS_DATAPATH_TYPE": "netdev"}):
+            r = self.run_plugin("stack", "post-config", services=self.OVN_NODE, **env)
+            self.assertRan(r)
+            self.assertEqual([], self.ovs_vsctl(r), env)
+
+    def test_ovn_datapath_without_open_vswitch_stops_stacking(self):
+        r = self.run_plugin("stack", "post-config", services=self.OVN_NODE, Q_AGENT="ovn",
+                            OVS_DATAPATH_TYPE="netdev", prelude="""
+function stub_sudo_hook {
+    [[ "$1" != ovs-vsctl ]]
+}""")
+        self.assertDies(r, "OVS_DATAPATH_TYPE=netdev under OVN", "OVN_BUILD_FROM_SOURCE")
 
     def test_libvirt_only_node(self):
         r = self.run_plugin("stack", "post-config", services="key,n-api,n-cpu")
@@ -331,10 +352,7 @@ function stub_sudo_hook {
         empty = os.path.join(self.tmp, "empty")
         os.makedirs(empty)
         r = self.run_extra(VMCT_QEMU_GUEST_DIR=empty)
-        self.assertNotEqual(0, r.rc)
-        message = " ".join(" ".join(c) for c in r.named("die"))
-        self.assertIn(empty + "/vmlinuz", message)
-        self.assertIn("VMCT_QEMU_GUEST_DIR", message)
+        self.assertDies(r, empty + "/vmlinuz", "VMCT_QEMU_GUEST_DIR")
 
     def test_existing_resources_are_not_created_again(self):
         r = self.run_extra(STUB_EXISTS=0)
