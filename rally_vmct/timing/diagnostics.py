@@ -76,13 +76,13 @@ def actions_table(session):
 
 def console_text(session):
     """The console's last lines, kept when the instance never answered a probe."""
-    phase, lines, why = session.record.console
+    phase, lines = session.record.console
     return {"title": "%s: console when %s gave up" % (session.label, phase),
             "description": "The last lines of the instance's console log (Nova's "
                            "os-getConsoleOutput), read when the probe's wait timed out: "
                            "why the guest never answered, when it said so.",
             "chart_plugin": "TextArea",
-            "data": lines if lines is not None else [why]}
+            "data": lines}
 
 
 def tables(session):

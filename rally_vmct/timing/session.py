@@ -121,7 +121,7 @@ class Record:
     rows: list = dataclasses.field(default_factory=list)      # (phase name, seconds)
     paths: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     polling: waiter.PollCost | None = None   # Nova requests the polls cost (finish())
-    # (phase, lines, why) of the console when a probe gave up; why: there are no lines
+    # (phase, lines) of the console when a probe gave up; lines: [why] when Nova gave none
     console: tuple | None = None
 
 
@@ -358,14 +358,14 @@ class ServerSession:
             text = self.nova().servers.get_console_output(self.server, length=CONSOLE_LINES)
         except Exception as e:
             why = "console log unavailable (%s: %s)" % (type(e).__name__, e)
-            self.record.console = (phase_name, None, why)
+            self.record.console = (phase_name, [why])
             return "; " + why
         lines = [line.rstrip() for line in str(text or "").splitlines()][-CONSOLE_LINES:]
-        self.record.console = (phase_name, lines, None)
-        if not any(lines):
+        self.record.console = (phase_name, lines)
+        said = [line for line in lines if line]
+        if not said:
             return "; the console log is empty"
-        return "; the console's last lines: %s" % " | ".join(
-            line for line in lines[-CONSOLE_LINES_IN_ERROR:] if line)
+        return "; the console's last lines: " + " | ".join(said[-CONSOLE_LINES_IN_ERROR:])
 
     def wait_ready(self, prefix, start):
         """``<prefix>.reachable`` (+ ``<prefix>.ssh_ready``) from ``start``; when ready.

@@ -356,21 +356,21 @@ class FakeServers:
         gone_at = self.nova.clock.now + self.nova.detach_seconds
         record.ports = [(p, n, gone_at if p == port_id else g) for p, n, g in record.ports]
 
-    def get_console_output(self, server, length=None):
-        self.nova.count("POST os-getConsoleOutput")
-        refusal = self.nova.refusals.get("console_output")
+    def _console_request(self, server, request, refusal_key):
+        """Count ``request``; raise the refusal set for ``refusal_key``, if any."""
+        self.nova.count(request)
+        refusal = self.nova.refusals.get(refusal_key)
         if refusal is not None:
             raise refusal
         self._record(server)
+
+    def get_console_output(self, server, length=None):
+        self._console_request(server, "POST os-getConsoleOutput", "console_output")
         lines = self.nova.console.splitlines(keepends=True)
         return "".join(lines[-length:] if length else lines)
 
     def get_console_url(self, server, console_type):
-        self.nova.count("POST remote-consoles")
-        refusal = self.nova.refusals.get("console_url")
-        if refusal is not None:
-            raise refusal
-        self._record(server)
+        self._console_request(server, "POST remote-consoles", "console_url")
         return {"remote_console": {"type": console_type, "protocol": "vnc",
                                    "url": "http://127.0.0.1:6080/vnc_auto.html?token=t"}}
 
