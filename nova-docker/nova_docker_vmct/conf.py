@@ -34,12 +34,6 @@ opts = [
                help='How the host end of an instance interface is attached.'),
     cfg.StrOpt('integration_bridge', default='br-int',
                help='Bridge used when the port binding names none.'),
-    cfg.StrOpt('ovsdb_connection',
-               help='OVSDB to talk to, passed to ovs-vsctl as --db (for '
-                    'example unix:/run/openvswitch/db.sock). Default: '
-                    'ovs-vsctl\'s own default.'),
-    cfg.IntOpt('ovs_vsctl_timeout', default=120, min=1,
-               help='Timeout in seconds of one ovs-vsctl call.'),
     cfg.StrOpt('network_binding_host',
                help='Neutron binding:host_id for the ports of this '
                     'compute\'s instances. Set it to the host name of the '

@@ -67,6 +67,16 @@ def power_state_of(state, suspended=False):
     return found
 
 
+def netns_path(attrs):
+    """Path of a container's network namespace (docker inspect), or None.
+
+    ``NetworkSettings.SandboxKey``: /run/docker/netns/<id> (spelt /var/run
+    by Docker) while the container runs, whichever PID namespace the caller
+    is in (nova-compute in a container of its own, as Kolla runs it).
+    """
+    return (attrs.get('NetworkSettings') or {}).get('SandboxKey') or None
+
+
 def hostname_of(instance):
     """A valid hostname for the instance (<= 63 characters)."""
     name = (getattr(instance, 'hostname', None) or

@@ -219,7 +219,7 @@ class DockerDriver(driver.ComputeDriver):
             raise DockerEngineMisconfigured(url=CONF.docker.api_url,
                                             problems='; '.join(problems),
                                             path=hostinfo.DAEMON_JSON)
-        self._plugger.check_host('Docker driver', 'nsenter')
+        self._plugger.check_host('Docker driver')
         LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s, '
                  'Nova %(nova)s',
                  {'version': version.get('Version'),
@@ -227,6 +227,7 @@ class DockerDriver(driver.ComputeDriver):
                   'url': CONF.docker.api_url, 'nova': nova_release})
 
     def cleanup_host(self, host):
+        self._plugger.close()
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -475,17 +476,17 @@ class DockerDriver(driver.ComputeDriver):
                              vif_events.plugged(
                                  self.virtapi, instance, network_info)):
             with timer.step('plug_host'):
-                self._plugger.plug_host_only(plans, instance.uuid)
+                self._plugger.plug_host_only(plans, instance)
             with timer.step('start'):
-                pid = self._start_container(instance, name)
+                netns = self._start_container(instance, name)
             with timer.step('plug_vifs'):
-                self._plug_started(instance, name, network_info, pid,
+                self._plug_started(instance, name, network_info, netns,
                                    move_in=plans)
-        self._announce_later(plans, pid)
+        self._announce_later(plans, netns)
 
-    def _announce_later(self, plans, pid):
+    def _announce_later(self, plans, netns):
         try:
-            self._background(self._plugger.announce, plans, pid)
+            self._background(self._plugger.announce, plans, netns)
         except Exception as e:      # no thread to run it (shutting down)
             LOG.warning('Gratuitous ARP not sent: %s', e)
 
@@ -506,17 +507,21 @@ class DockerDriver(driver.ComputeDriver):
                     instance.key_data))
 
     def _start(self, instance, network_info, name=None):
-        """Start the container, plug its interfaces; returns its PID.
+        """Start the container, plug its interfaces; returns its netns.
 
         ``name``: the rescue container; default the instance's own.
         """
         name = name or container.container_name(instance.uuid)
-        pid = self._start_container(instance, name)
-        self._plug_started(instance, name, network_info, pid)
-        return pid
+        netns = self._start_container(instance, name)
+        self._plug_started(instance, name, network_info, netns)
+        return netns
 
     def _start_container(self, instance, name):
-        """docker start; the PID of the running container.
+        """docker start; the path of the running container's netns.
+
+        Docker's ``NetworkSettings.SandboxKey`` (/run/docker/netns/<id>):
+        the namespace is named by path, which the privsep daemons accept
+        whatever PID namespace nova-compute runs in.
 
         The instance's own container never starts while a rescue container
         exists: both would mount the same writable layer.
@@ -527,13 +532,15 @@ class DockerDriver(driver.ComputeDriver):
                 reason='the instance is rescued (container %s): unrescue '
                        'it first' % container.rescue_name(instance.uuid))
         self.client.api.start(name)
-        state = self._inspect(instance, name).get('State') or {}
-        pid = state.get('Pid') or 0
-        if not state.get('Running') or pid <= 0:
+        attrs = self._inspect(instance, name)
+        state = attrs.get('State') or {}
+        netns = container.netns_path(attrs)
+        if not state.get('Running') or not netns:
             raise self._exited(name, state, 'at once')
-        return pid
+        return netns
 
-    def _plug_started(self, instance, name, network_info, pid, move_in=None):
+    def _plug_started(self, instance, name, network_info, netns,
+                      move_in=None):
         """Plug the interfaces into the netns of the started container.
 
         Docker creates the netns on start and destroys it on stop.
@@ -542,14 +549,15 @@ class DockerDriver(driver.ComputeDriver):
         """
         try:
             if move_in is not None:
-                self._plugger.move_in(move_in, pid)
+                self._plugger.move_in(move_in, netns)
             else:
-                self._plugger.plug(self._plans(network_info), pid,
-                                   instance.uuid)
+                self._plugger.plug(self._plans(network_info), netns, instance)
         except Exception:
             with excutils.save_and_reraise_exception() as ctxt:
-                state = self._inspect(instance, name).get('State') or {}
-                if not state.get('Running') or state.get('Pid') != pid:
+                attrs = self._inspect(instance, name)
+                state = attrs.get('State') or {}
+                if not state.get('Running') or \
+                        container.netns_path(attrs) != netns:
                     # Its netns vanished under the plugging: say why.
                     ctxt.reraise = False
             raise self._exited(name, state, 'during network setup')
@@ -606,7 +614,8 @@ class DockerDriver(driver.ComputeDriver):
 
     def power_off(self, instance, timeout=0, retry_interval=0):
         self._stop(instance, timeout)
-        self._plugger.unplug(self._plans(instance.get_network_info()))
+        self._plugger.unplug(self._plans(instance.get_network_info()),
+                             instance)
 
     def power_on(self, context, instance, network_info,
                  block_device_info=None, accel_info=None, share_info=None):
@@ -630,7 +639,7 @@ class DockerDriver(driver.ComputeDriver):
             return
         plans = self._plans(network_info)
         if plans and not self._plugger.is_plugged(plans):
-            self._plugger.plug(plans, state['Pid'], instance.uuid)
+            self._plugger.plug(plans, container.netns_path(attrs), instance)
 
     def resume_state_on_host_boot(self, context, instance, network_info,
                                   share_info, block_device_info=None):
@@ -684,7 +693,7 @@ class DockerDriver(driver.ComputeDriver):
         if not plans:
             return
         try:
-            state = self._current(instance).get('State') or {}
+            attrs = self._current(instance)
         except exception.InstanceNotFound:
             # nova-compute's init_host plugs every instance of the host; one
             # whose container is gone (removed behind Nova's back, e.g. the
@@ -693,11 +702,12 @@ class DockerDriver(driver.ComputeDriver):
             LOG.warning('No container for this instance: nothing to plug',
                         instance=instance)
             return
-        if state.get('Running') and not self._plugger.is_plugged(plans):
-            self._plugger.plug(plans, state['Pid'], instance.uuid)
+        if (attrs.get('State') or {}).get('Running') and \
+                not self._plugger.is_plugged(plans):
+            self._plugger.plug(plans, container.netns_path(attrs), instance)
 
     def unplug_vifs(self, instance, network_info):
-        self._plugger.unplug(self._plans(network_info))
+        self._plugger.unplug(self._plans(network_info), instance)
 
     def detach_interface(self, context, instance, vif):
         """Unplug one port: its bridge port and veth pair go.
@@ -706,7 +716,7 @@ class DockerDriver(driver.ComputeDriver):
         that is not running has nothing plugged. Attaching is not supported
         (``supports_attach_interface`` is false: Nova's API answers 400).
         """
-        self._plugger.unplug(self._plans([vif]))
+        self._plugger.unplug(self._plans([vif]), instance)
 
     def _remove(self, instance, plans):
         name = container.container_name(instance.uuid)
@@ -715,7 +725,7 @@ class DockerDriver(driver.ComputeDriver):
         except docker.errors.NotFound:
             LOG.warning('Container %s is already gone', name,
                         instance=instance)
-        self._plugger.unplug(plans)
+        self._plugger.unplug(plans, instance)
 
     def destroy(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True, destroy_secrets=True):
@@ -826,7 +836,7 @@ class DockerDriver(driver.ComputeDriver):
                 destroy_disks=True, migrate_data=None, destroy_vifs=True,
                 destroy_secrets=True):
         if destroy_vifs:
-            self._plugger.unplug(self._plans(network_info))
+            self._plugger.unplug(self._plans(network_info), instance)
 
     # -- refused early ------------------------------------------------------
 

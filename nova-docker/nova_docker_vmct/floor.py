@@ -24,8 +24,8 @@ a floor boot is then the driver's own cost (image, create, start).
 The spawn steps (``network_info``, ``plug_vifs``, ``wait_vif_plugged``) are
 logged and, with ``[docker]spawn_events``, recorded as ``floor_<step>``
 events of the instance's action. Ports are unplugged on destroy. The
-``[docker]`` options ``host_attach``, ``integration_bridge``,
-``ovsdb_connection`` and ``ovs_vsctl_timeout`` apply. Everything else
+``[docker]`` options ``host_attach`` and ``integration_bridge`` apply, and
+os-vif's ``[os_vif_ovs]``. Everything else
 (power, reboot, snapshot, resources: 1000 VCPU, 800000 MB) is Nova's fake.
 """
 
@@ -85,23 +85,23 @@ class FloorDriver(fake.FakeDriverWithoutFakeNodes):
             with timer.exit_step('wait_vif_plugged', vif_events.plugged(
                     self.virtapi, instance, network_info)):
                 with timer.step('plug_vifs'):
-                    self._plugger.plug_host_only(plans, instance.uuid)
+                    self._plugger.plug_host_only(plans, instance)
         except Exception:
             LOG.error('Plugging the ports failed after %(t).2f s (%(steps)s);'
                       ' unplugging them', {'t': timer.elapsed(),
                                            'steps': timer.summary()},
                       instance=instance)
-            self._plugger.unplug(plans)
+            self._plugger.unplug(plans, instance)
             raise
 
     def plug_vifs(self, instance, network_info):
-        self._plugger.plug_host_only(self._plugger.plans(network_info), instance.uuid)
+        self._plugger.plug_host_only(self._plugger.plans(network_info), instance)
 
     def unplug_vifs(self, instance, network_info):
-        self._plugger.unplug(self._plugger.plans(network_info))
+        self._plugger.unplug(self._plugger.plans(network_info), instance)
 
     def destroy(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True, destroy_secrets=True):
-        self._plugger.unplug(self._plugger.plans(network_info))
+        self._plugger.unplug(self._plugger.plans(network_info), instance)
         super().destroy(context, instance, network_info, block_device_info,
                         destroy_disks, destroy_secrets)

@@ -145,3 +145,27 @@ class ActionEvents(fixtures.Fixture):
         finished = {c[1] for c in self.calls if c[0] == 'finish'}
         return [(c[1], 'Error' if c[1] in finished else c[5])
                 for c in self.calls if c[0] == 'create']
+
+
+class OsVifOptions(fixtures.Fixture):
+    """os-vif's plugins loaded, their options ([os_vif_ovs]) registered.
+
+    As nova-compute has them from its start.
+
+    ``ovsdb_connection``: os-vif's OVSDB for the rest of this process (its
+    plugins read it when they load, once: they are loaded again with it).
+    """
+
+    def __init__(self, ovsdb_connection=None):
+        super().__init__()
+        self.ovsdb_connection = ovsdb_connection
+
+    def _setUp(self):
+        import os_vif
+        from nova import conf
+        os_vif.initialize()
+        wanted = self.ovsdb_connection
+        if wanted and conf.CONF.os_vif_ovs.ovsdb_connection != wanted:
+            conf.CONF.set_override('ovsdb_connection', wanted,
+                                   group='os_vif_ovs')
+            os_vif.initialize(reset=True)

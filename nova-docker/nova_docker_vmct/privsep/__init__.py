@@ -9,34 +9,62 @@
 # WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 # License for the specific language governing permissions and limitations
 # under the License.
-"""The Docker driver's privileged context (oslo.privsep).
+"""The Docker driver's privileged contexts (oslo.privsep).
 
-nova-compute runs as an unprivileged user (in the ``docker`` group for the
-engine's socket). The root work of plugging a port (veth pairs, the
-container's network namespace, the OVS bridge) runs in this context's
-daemon, which Nova's root helper starts as it starts Nova's own contexts::
+nova-compute may run as a user other than root (``nova``), but that user is
+in the ``docker`` group: the engine's socket lets it start a privileged
+container with the host's root file system, so it is root-equivalent, and
+nothing here changes that. What these contexts narrow is what the privsep
+daemons do for whoever reaches their sockets: a few typed entrypoints
+(:mod:`nova_docker_vmct.privsep.linux_net`) whose arguments are checked in
+the daemon (device names of the driver's own naming, network namespaces by
+path under ``/run/docker/netns``), done over netlink in the daemon's own
+process, which never executes a program (a program exec'd by a root process
+would get every capability back).
+
+Two daemons, each with only the capabilities its entrypoints need:
+
+* ``vif_plug`` (CAP_NET_ADMIN): the veth pair in the host netns, a device
+  into a bridge, a device moved into a container's netns, a device deleted.
+* ``netns_plug`` (CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_NET_RAW): work inside a
+  container's netns (addresses, routes, the gratuitous ARP). Entering a
+  network namespace (setns) takes CAP_SYS_ADMIN; CAP_SYS_ADMIN is broad, so
+  nothing that can be done from outside the namespace runs here.
+
+Nova's root helper starts them as it starts Nova's own contexts::
 
     sudo nova-rootwrap /etc/nova/rootwrap.conf privsep-helper \\
         --config-file ... --privsep_context nova_docker_vmct.privsep.vif_plug \\
         --privsep_sock_path ...
 
-(etc/nova/rootwrap.d/docker.filters allows exactly that). Options:
-``[nova_docker_vif_plug]`` (oslo.privsep's: helper_command, thread_pool_size,
-logger_name, user, group, capabilities).
+(etc/nova/rootwrap.d/docker.filters allows exactly that, for both contexts
+and os-vif's). Options: ``[nova_docker_vif_plug]`` and
+``[nova_docker_netns_plug]`` (oslo.privsep's: helper_command,
+thread_pool_size, logger_name, user, group, capabilities). The OVS side of
+a port is os-vif's (``vif_plug_ovs.privsep.vif_plug``, CAP_NET_ADMIN, for
+the hybrid plug's bridge) and OVSDB's, reached from nova-compute itself.
 """
 
 from oslo_privsep import capabilities
 from oslo_privsep import priv_context
 
-# NET_ADMIN: links, addresses, routes, bridges. SYS_ADMIN and SYS_PTRACE:
-# nsenter into a container's network namespace (setns, /proc/PID/ns/net of
-# a process of another capability set). NET_RAW: the gratuitous ARP.
+VIF_PLUG_CAPABILITIES = (capabilities.CAP_NET_ADMIN,)
+NETNS_PLUG_CAPABILITIES = (capabilities.CAP_SYS_ADMIN,
+                           capabilities.CAP_NET_ADMIN,
+                           capabilities.CAP_NET_RAW)
+
 vif_plug = priv_context.PrivContext(
     'nova_docker_vmct',
     cfg_section='nova_docker_vif_plug',
     pypath=__name__ + '.vif_plug',
-    capabilities=[capabilities.CAP_NET_ADMIN,
-                  capabilities.CAP_SYS_ADMIN,
-                  capabilities.CAP_SYS_PTRACE,
-                  capabilities.CAP_NET_RAW],
+    capabilities=list(VIF_PLUG_CAPABILITIES),
 )
+
+netns_plug = priv_context.PrivContext(
+    'nova_docker_vmct',
+    cfg_section='nova_docker_netns_plug',
+    pypath=__name__ + '.netns_plug',
+    capabilities=list(NETNS_PLUG_CAPABILITIES),
+)
+
+CONTEXTS = (vif_plug, netns_plug)

@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import time
 import uuid
 
@@ -154,14 +155,36 @@ class TestNetwork(fixtures.Fixture):
                              % (address, port, timeout))
 
 
-def start_privsep_daemon():
-    """The driver's real privsep daemon, forked from this (root) process.
+# the machine's ovsdb-server, on its unix socket (the all-in-one cloud's, or
+# the private one tools/test-stages/30-nova-docker starts)
+OVSDB = 'unix:/var/run/openvswitch/db.sock'
 
-    Once per worker. (Started through a helper command instead, it stalled
-    this suite's process.)
+
+def privsep_contexts():
+    """The driver's privsep contexts and os-vif's (the hybrid plug's)."""
+    from vif_plug_ovs import privsep as os_vif_privsep
+    return privsep.CONTEXTS + (os_vif_privsep.vif_plug,)
+
+
+def start_privsep_daemon():
+    """The real privsep daemons, started by privsep-helper as root.
+
+    Once per worker, as Nova starts them (its root helper runs
+    privsep-helper, which drops to the context's capabilities), minus sudo
+    and rootwrap: this process is root already. oslo.privsep reads the
+    helper's stderr with a thread that, under the eventlet monkey patching
+    Nova's test modules apply, blocks this whole process: the helper writes
+    to this process's stderr instead. (Forked daemons cannot stand in: a
+    second one forked from a patched process never answers.)
     """
-    if privsep.vif_plug.channel is None:
-        privsep.vif_plug.start(priv_context.Method.FORK)
+    from oslo_privsep import daemon
+    daemon._fd_logger = lambda *args, **kwargs: None
+    helper = os.path.join(os.path.dirname(sys.executable), 'privsep-helper')
+    for context in privsep_contexts():
+        if context.channel is None:
+            CONF.set_override('helper_command', helper,
+                              group=context.cfg_section)
+            context.start(priv_context.Method.ROOTWRAP)
 
 
 class DriverTestCase(testtools.TestCase):
@@ -188,6 +211,7 @@ class DriverTestCase(testtools.TestCase):
                          soft_reboot_timeout=10,
                          image_repository=self.repository)
         start_privsep_daemon()
+        self.useFixture(helpers.OsVifOptions(ovsdb_connection=OVSDB))
         self.net = self.useFixture(TestNetwork(self.NETWORK))
         self.driver = virt_driver.load_compute_driver(
             fake_virt.FakeVirtAPI(), 'docker.DockerDriver')

@@ -245,6 +245,10 @@ class TestOpenvSwitch(base.DriverTestCase):
                        'name=%s' % dev).stdout
         return dict(item.split('=', 1) for item in out.split())
 
+    def _get(self, table, record, column):
+        return base.run('ovs-vsctl', '--timeout=30', 'get', table, record,
+                        column).stdout.strip()
+
     def _ports(self):
         return base.run('ovs-vsctl', '--timeout=30', 'list-ports',
                         self.bridge).stdout.split()
@@ -264,8 +268,18 @@ class TestOpenvSwitch(base.DriverTestCase):
                           'attached-mac': 'fa:16:3e:00:00:50',
                           'vm-uuid': inst.uuid}, self._external_ids(dev))
         self.wait_ssh('198.51.100.50')
+        # as Neutron's agent wires them: a local VLAN tag, the network's
+        for port in (dev, self.net.veth):
+            base.run('ovs-vsctl', '--timeout=30', 'set', 'Port', port,
+                     'tag=7')
+        self.wait_ssh('198.51.100.50')
+        ofport = self._get('Interface', dev, 'ofport')
         self.driver.reboot(self.ctx, inst, nw, 'HARD')
         self.assertEqual([dev], [p for p in self._ports() if p == dev])
+        # the new device's port kept the agent's tag and its OpenFlow port
+        self.assertEqual(('7', ofport), (self._get('Port', dev, 'tag'),
+                                         self._get('Interface', dev,
+                                                   'ofport')))
         self.wait_ssh('198.51.100.50')
         self.driver.destroy(self.ctx, inst, nw)
         self.assertNotIn(dev, self._ports())

@@ -11,6 +11,11 @@ import docker.errors
 _ids = itertools.count(1)
 
 
+def netns_of(pid):
+    """The SandboxKey a container started with this PID gets here."""
+    return '/var/run/docker/netns/%012x' % pid
+
+
 def docker_time(seconds):
     """A Docker RFC 3339 time (nanoseconds) of seconds since the epoch."""
     moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
@@ -212,10 +217,14 @@ class FakeAPI(object):
             c['State'].update(Status='exited', Running=False, Pid=0,
                               ExitCode=1)
         else:
-            c['State'].update(Status='running', Running=True,
-                              Pid=next(self.pids), ExitCode=0)
+            pid = next(self.pids)
+            c['State'].update(Status='running', Running=True, Pid=pid,
+                              ExitCode=0)
+            c['NetworkSettings'] = {'SandboxKey': netns_of(pid)}
 
     def _down(self, c, code):
+        # Docker destroys the netns with the container's last process
+        c['NetworkSettings'] = {'SandboxKey': ''}
         c['State'].update(Status='exited', Running=False, Paused=False,
                           Pid=0, ExitCode=code,
                           FinishedAt='2026-01-01T00:00:%02d.7Z'

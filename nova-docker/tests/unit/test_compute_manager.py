@@ -33,10 +33,10 @@ from nova import exception
 from nova.network import model as network_model
 from nova import objects
 from nova import rpc
-from nova_docker_vmct import network
 
 from tests import helpers
 from tests.unit import fake_docker
+from tests.unit import fake_links
 
 CONF = nova.conf.CONF
 
@@ -59,9 +59,8 @@ class ComputeTestCase(testtools.TestCase):
         self.driver = self.compute.driver
         self.client = fake_docker.FakeDockerClient()
         self.driver._client = self.client
-        self.driver._plugger = network.Plugger(
-            CONF.docker, run=lambda cmd, check=True, stdin=None: '',
-            exists=lambda dev: True)
+        self.driver._plugger, _links, _wiring = fake_links.plugger(
+            CONF.docker)
         self.driver.image_fetch = lambda ctx, image_id: iter([b'tar'])
         self.ctx = helpers.context()
         self.image = helpers.image_meta(

@@ -21,13 +21,18 @@ from nova import exception
 from nova_docker_vmct import compat
 from nova_docker_vmct import driver as docker_driver
 from nova_docker_vmct import hostinfo
-from nova_docker_vmct import network
 import os_resource_classes as orc
 
 from tests import helpers
 from tests.unit import fake_docker
+from tests.unit import fake_links
 
 CONF = nova.conf.CONF
+
+
+def api_calls(client):
+    """The names of the engine calls, in order."""
+    return [c[0] for c in client.api.calls]
 
 
 class RecordingVirtAPI(object):
@@ -62,11 +67,9 @@ class DriverTestCase(testtools.TestCase):
                                                  client=self.client)
         self.driver.clock = self.clock
         self.events = self.useFixture(helpers.ActionEvents())
-        self.ran = []
-        self.devices = set()
-        self.pairs = {}
-        self.driver._plugger = network.Plugger(
-            CONF.docker, run=self._run, exists=self.devices.__contains__)
+        self.driver._plugger, self.links, self.wiring = fake_links.plugger(
+            CONF.docker)
+        self.devices = self.links.devices
         self.driver._background = lambda fn, *args: fn(*args)
         self.fetched = []
 
@@ -76,22 +79,10 @@ class DriverTestCase(testtools.TestCase):
         self.driver.image_fetch = fetch
         self.ctx = helpers.context()
 
-    def _run(self, cmd, check=True, stdin=None):
-        if stdin is not None:
-            prefix = cmd[:cmd.index('-batch') - 1]
-            for line in stdin.splitlines():
-                self._run(prefix + ['ip'] + line.split(), check)
-            return
-        self.ran.append(cmd)
-        if cmd[:3] == ['ip', 'link', 'add']:
-            # a veth pair: both ends, and deleting one deletes the other
-            peer = cmd[cmd.index('name') + 1]
-            self.devices |= {cmd[3], peer}
-            self.pairs.update({cmd[3]: peer, peer: cmd[3]})
-        if cmd[:3] == ['ip', 'link', 'del']:
-            self.devices -= {cmd[3], self.pairs.get(cmd[3])}
-        if cmd[:3] == ['ip', 'link', 'set'] and 'netns' in cmd:
-            self.devices.discard(cmd[3])
+    @property
+    def ran(self):
+        """The names of the plugging calls, in order."""
+        return self.links.names()
 
     def make(self, active=True, key=True, **kw):
         vif = helpers.vif(port_id=str(uuid.uuid4()), active=active)
@@ -117,7 +108,7 @@ class TestSpawn(DriverTestCase):
         e = self.assertRaises(exception.InvalidInput, self.spawn, inst, nw)
         self.assertIn('has vnic_type direct', str(e))
         self.assertEqual({}, self.client.api.store)
-        self.assertEqual([], [c for c in self.ran if c[:2] == ['ip', 'link']])
+        self.assertEqual([], self.ran)
 
     def test_spawn_creates_starts_plugs_and_waits(self):
         inst, nw = self.make(active=False)
@@ -132,28 +123,21 @@ class TestSpawn(DriverTestCase):
                          c['files']['root/.ssh/authorized_keys'])
         self.assertEqual([([('network-vif-plugged', nw[0]['id'])], 300)],
                          self.virtapi.waits)
-        self.assertIn(['nsenter', '--net=/proc/%d/ns/net' %
-                       c['State']['Pid'], '--', 'ip', 'link', 'set', 'eth0',
-                       'up'], self.ran)
-        # the host end was plugged before the start, the peer moved in after
+        netns = c['NetworkSettings']['SandboxKey']
         peer = ('vns' + nw[0]['id'])[:14]
-        moved = self.ran.index(['ip', 'link', 'set', peer, 'netns',
-                                str(c['State']['Pid'])])
-        self.assertLess(self.ran.index(['ip', 'link', 'set', peer, 'up']),
-                        moved)
-        self.assertEqual(['nsenter', '--net=/proc/%d/ns/net' %
-                          c['State']['Pid'], '--', 'ip', 'link', 'set', peer,
-                          'addrgenmode', 'eui64'], self.ran[moved + 1])
+        # the host end was plugged before the start, the peer moved into the
+        # netns Docker names after it, then configured there
+        self.assertEqual(['ovsdb.get', 'os_vif.unplug', 'create_veth_pair',
+                          'os_vif.plug', 'move_to_netns',
+                          'configure_in_netns', 'announce'], self.ran)
+        self.assertLess(api_calls(self.client).index('create'),
+                        api_calls(self.client).index('start'))
+        self.assertIn(('move_to_netns', peer, netns), self.links.calls)
         self.assertEqual(power_state.RUNNING,
                          self.driver.get_info(inst).state)
         # gratuitous ARP from inside the netns, once the ports are wired
-        garp = [c for c in self.ran if '-c' in c]
-        self.assertEqual(1, len(garp))
-        self.assertEqual(['nsenter', '--net=/proc/%d/ns/net' %
-                          c['State']['Pid'], '--'], garp[0][:3])
-        self.assertEqual(['eth0', nw[0]['address'], '198.51.100.10'],
-                         garp[0][-3:])
-        self.assertEqual(garp[0], self.ran[-1])
+        self.assertEqual(('announce', netns, 'eth0', nw[0]['address'],
+                          ['198.51.100.10']), self.links.calls[-1])
 
     def test_active_ports_and_zero_timeout_do_not_wait(self):
         inst, nw = self.make(active=True)
@@ -223,28 +207,23 @@ class TestSpawn(DriverTestCase):
     def test_container_exiting_during_plug_is_a_power_on_failure(self):
         inst, nw = self.make()
         api = self.client.api
-        plugger_run = self.driver._plugger._run
 
-        def run(cmd, check=True, stdin=None):
+        def configure(*args):
             # the process dies while its interfaces are being set up in it
-            if cmd[0] == 'nsenter':
-                api._down(api.store['nova-%s' % inst.uuid], 1)
-                raise RuntimeError('RTNETLINK answers: No such process')
-        self.driver._plugger._run = run
+            api._down(api.store['nova-%s' % inst.uuid], 1)
+            raise RuntimeError('RTNETLINK answers: No such process')
+        self.links.configure_in_netns = configure
         e = self.assertRaises(exception.InstancePowerOnFailure,
                               self.spawn, inst, nw)
         self.assertIn('during network setup', str(e))
         self.assertNotIn('nova-%s' % inst.uuid, api.store)
-        self.driver._plugger._run = plugger_run
 
     def test_plug_error_of_running_container_is_reraised(self):
         inst, nw = self.make()
 
-        def run(cmd, check=True, stdin=None):
-            raise RuntimeError('ovs-vsctl: timeout')
-        self.driver._plugger._run = run
+        self.links.fail['os_vif.plug'] = RuntimeError('ovsdb: timeout')
         e = self.assertRaises(RuntimeError, self.spawn, inst, nw)
-        self.assertIn('ovs-vsctl', str(e))
+        self.assertIn('ovsdb: timeout', str(e))
 
     def test_wrong_container_format_is_rescheduled(self):
         """Nova reschedules ComputeResourcesUnavailable.
@@ -399,11 +378,11 @@ class TestLifecycle(DriverTestCase):
         self.inst, self.nw = self.make()
         self.spawn(self.inst, self.nw)
         self.client.api.calls.clear()
-        self.ran.clear()
+        self.links.calls.clear()
         self.name = 'nova-%s' % self.inst.uuid
 
     def _replugged(self):
-        return any(c[:3] == ['ip', 'link', 'add'] for c in self.ran)
+        return 'create_veth_pair' in self.ran
 
     def test_soft_reboot_stops_gracefully_with_timeout(self):
         self.conf.config(group='docker', soft_reboot_timeout=17)
@@ -445,8 +424,7 @@ class TestLifecycle(DriverTestCase):
         self.assertEqual([('stop', self.name, 7)], self.client.api.calls)
         self.assertEqual(power_state.SHUTDOWN,
                          self.driver.get_info(self.inst).state)
-        self.assertTrue(any(c[0] == 'ovs-vsctl' and 'del-port' in c
-                            for c in self.ran))
+        self.assertIn('os_vif.unplug', self.ran)
         self.driver.power_on(self.ctx, self.inst, self.nw)
         self.client.api.calls.clear()
         self.driver.power_off(self.inst, timeout=0)
@@ -491,7 +469,7 @@ class TestLifecycle(DriverTestCase):
         # init_host plugs every instance of the host: a container removed
         # behind Nova's back must not stop nova-compute
         self.driver.destroy(self.ctx, self.inst, self.nw)
-        self.ran[:] = []
+        self.links.calls.clear()
         self.driver.plug_vifs(self.inst, self.nw)
         self.assertEqual([], self.ran)
         self.assertEqual(set(), self.devices)
@@ -528,7 +506,7 @@ class TestSuspend(DriverTestCase):
         self.inst, self.nw = self.make(vm_state=vm_states.ACTIVE)
         self.spawn(self.inst, self.nw)
         self.client.api.calls.clear()
-        self.ran.clear()
+        self.links.calls.clear()
         self.name = 'nova-%s' % self.inst.uuid
 
     def test_suspend_freezes_and_reports_suspended(self):
@@ -580,7 +558,7 @@ class TestSuspend(DriverTestCase):
         self.client.api.calls.clear()
         self.driver.resume(self.ctx, self.inst, self.nw)
         self.assertEqual([('start', self.name)], self.client.api.calls)
-        self.assertTrue(any(c[:3] == ['ip', 'link', 'add'] for c in self.ran))
+        self.assertIn('create_veth_pair', self.ran)
 
     def test_suspend_of_stopped_container_rolls_back(self):
         self.driver.power_off(self.inst, timeout=0)
@@ -617,7 +595,7 @@ class TestRescue(DriverTestCase):
         self.driver.power_off(self.inst, timeout=0)
         self.inst.task_state = task_states.RESCUING
         self.client.api.calls.clear()
-        self.ran.clear()
+        self.links.calls.clear()
         self.driver.rescue(self.ctx, self.inst, self.nw, image or
                            helpers.image_meta(
                                'f0f0f0f0-0000-0000-0000-000000000001'),
@@ -648,9 +626,9 @@ class TestRescue(DriverTestCase):
         # the key pair, the ports plugged into the rescue container
         self.assertEqual((0o600, b'ssh-ed25519 AAAA test\n'),
                          rescue['files']['root/.ssh/authorized_keys'])
-        self.assertIn(['nsenter', '--net=/proc/%d/ns/net' %
-                       rescue['State']['Pid'], '--', 'ip', 'link', 'set',
-                       'eth0', 'up'], self.ran)
+        netns = rescue['NetworkSettings']['SandboxKey']
+        self.assertIn(('configure_in_netns', netns),
+                      [c[:2] for c in self.links.calls])
         # Nova reads RUNNING; the rescue container is no instance
         self.assertEqual(power_state.RUNNING,
                          self.driver.get_info(self.inst).state)
@@ -755,14 +733,12 @@ class TestInterfaces(DriverTestCase):
         nw = inst.get_network_info()
         self.spawn(inst, nw)
         self.assertEqual({nw[0]['devname'], nw[1]['devname']}, self.devices)
-        self.ran.clear()
+        self.links.calls.clear()
         self.driver.detach_interface(self.ctx, inst, nw[1])
         self.assertEqual({nw[0]['devname']}, self.devices)
-        self.assertEqual(['ip', 'link', 'del', nw[1]['devname']],
-                         self.ran[-1])
-        self.assertTrue(any(c[0] == 'ovs-vsctl' and 'del-port' in c and
-                            nw[1]['devname'] in c for c in self.ran))
-        self.assertFalse(any(nw[0]['devname'] in c for c in self.ran))
+        self.assertEqual([('os_vif.unplug', nw[1]['devname'], inst.uuid),
+                          ('delete_device', nw[1]['devname'])],
+                         self.links.calls)
 
 
 class TestRefusedEarly(DriverTestCase):
@@ -826,12 +802,10 @@ class TestHost(DriverTestCase):
         self.assertEqual([], hostinfo.engine_problems(
             {'Driver': settings['storage-driver']}, []))
 
-    def test_init_host_without_nsenter(self):
-        self.useFixture(fixtures.MockPatch(
-            'nova_docker_vmct.network.shutil.which',
-            lambda tool: None if tool == 'nsenter' else '/usr/sbin/' + tool))
-        e = self.assertRaises(exception.NovaException, self.driver.init_host, 'h')
-        self.assertIn('needs nsenter on the PATH', str(e))
+    def test_init_host_starts_the_privsep_daemons_and_reaches_ovsdb(self):
+        self.driver.init_host('h')
+        self.assertEqual(['vif_plug_capabilities', 'netns_plug_capabilities',
+                          'ovsdb.check'], self.ran)
 
     def test_init_host_unsupported_nova(self):
         self.patch(docker_driver, 'nova_version', lambda: '35.0.0')

@@ -1,8 +1,6 @@
 """FloorDriver: Nova's fake plus the Docker driver's plugging and waiting."""
 
 import logging
-from unittest import mock
-
 import fixtures
 
 from nova.compute import power_state
@@ -15,7 +13,7 @@ from tests.unit import test_driver
 class FloorTestCase(test_driver.DriverTestCase):
     """A FloorDriver in the Docker driver's test harness.
 
-    ip and ovs-vsctl recorded, fake virtapi and clock, one plugger.
+    Plugging calls recorded, fake virtapi and clock, one plugger.
     """
 
     def setUp(self):
@@ -24,16 +22,13 @@ class FloorTestCase(test_driver.DriverTestCase):
                                        plugger=self.driver._plugger,
                                        clock=self.clock)
         self.floor.init_host('unit-host')
+        self.links.calls.clear()
         self.log = self.useFixture(fixtures.FakeLogger(
             name='nova_docker_vmct', level=logging.INFO))
 
     def spawn(self, inst, nw, image=None, power_on=True):
         self.floor.spawn(self.ctx, inst, image, [], None, {}, nw,
                          power_on=power_on)
-
-    def ovs(self, verb):
-        return [cmd for cmd in self.ran
-                if cmd[0] == 'ovs-vsctl' and verb in cmd]
 
 
 class TestFloorSpawn(FloorTestCase):
@@ -45,13 +40,11 @@ class TestFloorSpawn(FloorTestCase):
         port = nw[0]['id']
         tap, peer = ('tap' + port)[:14], ('vns' + port)[:14]
         self.assertEqual({tap, peer}, self.devices)
-        self.assertIn(['ip', 'link', 'set', peer, 'up'], self.ran)
+        # the bridge port is an instance's (os-vif: Neutron's external ids);
         # nothing is moved into a netns, nothing runs inside one
-        self.assertFalse([c for c in self.ran
-                          if 'netns' in c or c[0] == 'nsenter'])
-        add = self.ovs('add-port')[0]
-        self.assertIn('external_ids:iface-id=%s' % port, add)
-        self.assertIn('external_ids:vm-uuid=%s' % inst.uuid, add)
+        self.assertEqual(['ovsdb.get', 'os_vif.unplug', 'create_veth_pair',
+                          'os_vif.plug'], self.ran)
+        self.assertIn(('os_vif.plug', tap, inst.uuid), self.links.calls)
         self.assertEqual([([('network-vif-plugged', port)], 300)],
                          self.virtapi.waits)
         self.assertEqual(power_state.RUNNING, self.floor.get_info(inst).state)
@@ -73,7 +66,7 @@ class TestFloorSpawn(FloorTestCase):
         self.assertRaises(exception.VirtualInterfaceCreateException,
                           self.spawn, inst, nw)
         self.assertEqual(set(), self.devices)
-        self.assertTrue(self.ovs('del-port'))
+        self.assertEqual('os_vif.unplug', self.ran[-2])
         self.assertRaises(exception.InstanceNotFound,
                           self.floor.get_info, inst)
         self.assertEqual(('floor_wait_vif_plugged', 'Error'),
@@ -104,9 +97,9 @@ class TestFloorLifecycle(FloorTestCase):
         self.floor.unplug_vifs(inst, nw)
         self.assertEqual(set(), self.devices)
 
-    def test_init_host_names_a_missing_tool(self):
-        with mock.patch('shutil.which', lambda t: None if t == 'ovs-vsctl'
-                        else '/usr/bin/' + t):
-            e = self.assertRaises(exception.NovaException,
-                                  self.floor.init_host, 'unit-host')
-        self.assertIn('needs ovs-vsctl', str(e))
+    def test_init_host_names_a_daemon_that_cannot_start(self):
+        self.links.fail['vif_plug_capabilities'] = OSError('sudo: no')
+        e = self.assertRaises(exception.NovaException,
+                              self.floor.init_host, 'unit-host')
+        self.assertIn('floor driver could not start its privsep daemon '
+                      'vif_plug (sudo: no)', str(e))
