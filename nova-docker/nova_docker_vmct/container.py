@@ -119,11 +119,16 @@ IPV6_ON = {'net.ipv6.conf.all.disable_ipv6': '0',
            'net.ipv6.conf.default.disable_ipv6': '0'}
 
 
-def create_kwargs(instance, image_ref, host, image_id, cpu_mode,
+def create_kwargs(instance, content_id, host, image_id, cpu_mode,
                   command=None, dns=None, ipv6=False):
-    """Keyword arguments of ``client.containers.create`` for an instance."""
+    """Keyword arguments of ``client.containers.create`` for an instance.
+
+    ``content_id``: the Docker image by content (``sha256:...``, from the
+    image cache), never a tag someone could move; ``image_id``: the Glance
+    image's id (a label).
+    """
     kwargs = {
-        'image': image_ref,
+        'image': content_id,
         'name': container_name(instance.uuid),
         'hostname': hostname_of(instance),
         'labels': labels(instance, host, image_id),

@@ -157,6 +157,7 @@ class DockerDriver(driver.ComputeDriver):
         if self._image_cache is None:
             self._image_cache = images.ImageCache(
                 self.client, CONF.docker.image_repository,
+                images.record_path(CONF.instances_path),
                 fetch=lambda ctx, image_id: self.image_fetch(ctx, image_id),
                 exists=lambda ctx, image_id: self.image_exists(ctx,
                                                                image_id))
@@ -425,13 +426,13 @@ class DockerDriver(driver.ComputeDriver):
             raise exception.ComputeResourcesUnavailable(
                 reason='%s: not on this Docker host' % not_docker)
         with timer.step('image_cache'):
-            image_ref = self.image_cache.ensure(context, image_meta)
+            content_id = self.image_cache.ensure(context, image_meta)
         with timer.step('network_info'):
             # the first use of network_info waits for Nova's asynchronous
             # allocation of the ports (Neutron)
             plans = self._plans(network_info)
             self._plugger.refuse_unsupported(network_info)
-        kwargs = self._create_kwargs(instance, image_ref, image_meta, plans)
+        kwargs = self._create_kwargs(instance, content_id, image_meta, plans)
         name = kwargs['name']
         try:
             with timer.step('create'):
@@ -490,9 +491,9 @@ class DockerDriver(driver.ComputeDriver):
         except Exception as e:      # no thread to run it (shutting down)
             LOG.warning('Gratuitous ARP not sent: %s', e)
 
-    def _create_kwargs(self, instance, image_ref, image_meta, plans):
+    def _create_kwargs(self, instance, content_id, image_meta, plans):
         return container.create_kwargs(
-            instance, image_ref, CONF.host, image_meta.id,
+            instance, content_id, CONF.host, image_meta.id,
             CONF.docker.cpu_limit,
             command=container.command_from_image(image_meta),
             dns=[s for p in plans for s in p.nameservers][:3],
@@ -764,9 +765,9 @@ class DockerDriver(driver.ComputeDriver):
         self._remove_rescue(instance)   # a leftover of a failed attempt
         name = container.rescue_name(instance.uuid)
         try:
-            image_ref = self.image_cache.ensure(context, image_meta)
+            content_id = self.image_cache.ensure(context, image_meta)
             kwargs = container.rescue_kwargs(self._create_kwargs(
-                instance, image_ref, image_meta, self._plans(network_info)),
+                instance, content_id, image_meta, self._plans(network_info)),
                 instance.uuid)
             kwargs['mounts'] = [docker.types.Mount(
                 CONF.docker.rescue_mount_path, None, type='volume',

@@ -1,14 +1,74 @@
 """An in-memory stand-in for the docker SDK client used by the driver."""
 
+import collections
 import datetime
 import fnmatch
+import hashlib
 import io
 import itertools
+import json
 import tarfile
 
 import docker.errors
 
 _ids = itertools.count(1)
+
+SavedImage = collections.namedtuple('SavedImage', ['tarball', 'content_id'])
+
+
+def tarball(entries):
+    """A tar archive of (name, bytes) entries.
+
+    A name ending in / is a directory, a value ('->', target) a symlink.
+    """
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode='w', format=tarfile.PAX_FORMAT) as tar:
+        for name, data in entries:
+            info = tarfile.TarInfo(name.rstrip('/'))
+            if name.endswith('/'):
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            elif isinstance(data, tuple):
+                info.type = tarfile.SYMTYPE
+                info.linkname = data[1]
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def saved_image(files=None, repo_tags=None):
+    """A one-layer image as Docker 20.10's ``docker save`` writes it.
+
+    ``files``: {path: bytes} of the layer (default: ``owner`` holding
+    ``A``); ``repo_tags``: the names it carries (manifest.json's RepoTags
+    and the legacy repositories file). The content id is the digest of its
+    config, as the engine computes it.
+    """
+    layer = tarball(sorted((files or {'owner': b'A'}).items()))
+    diff_id = 'sha256:' + hashlib.sha256(layer).hexdigest()
+    config = json.dumps({'architecture': 'amd64', 'os': 'linux',
+                         'config': {'Cmd': ['/bin/sh']},
+                         'rootfs': {'type': 'layers',
+                                    'diff_ids': [diff_id]}},
+                        sort_keys=True).encode()
+    config_hex = hashlib.sha256(config).hexdigest()
+    v1_id = hashlib.sha256(diff_id.encode()).hexdigest()
+    entries = [('%s.json' % config_hex, config), (v1_id + '/', None),
+               (v1_id + '/VERSION', b'1.0'), (v1_id + '/json', b'{}'),
+               (v1_id + '/layer.tar', layer),
+               ('manifest.json', json.dumps([{
+                   'Config': '%s.json' % config_hex,
+                   'RepoTags': repo_tags,
+                   'Layers': [v1_id + '/layer.tar']}]).encode())]
+    if repo_tags:
+        repositories = collections.defaultdict(dict)
+        for ref in repo_tags:
+            name, tag = ref.rsplit(':', 1)
+            repositories[name][tag] = v1_id
+        entries.append(('repositories', json.dumps(repositories).encode()))
+    return SavedImage(tarball(entries), 'sha256:' + config_hex)
 
 
 def netns_of(pid):
@@ -43,6 +103,7 @@ class FakeImage(object):
 
     def tag(self, repository, tag):
         images = self.client.images
+        images.known.add(self.id)
         images.tags['%s:%s' % (repository, tag)] = self.id
         images.tag_times[self.id] = images.now
         images.tagged.append('%s:%s' % (repository, tag))
@@ -53,16 +114,23 @@ class FakeImages(object):
     def __init__(self, client):
         self.client = client
         self.tags = {}
+        self.known = set()          # image ids, tagged or not
         self.loads = []
         self.now = 1767225600.0     # 2026-01-01: when tag() happens
         self.tag_times = {}         # image id -> seconds of the last tag
         self.tagged = []            # references tag() set, in order
         self.refuse = {}            # reference -> error remove() raises
 
+    def exists(self, image_id):
+        return image_id in self.known or image_id in self.tags.values()
+
     def get(self, ref):
-        if ref not in self.tags:
-            raise docker.errors.ImageNotFound(ref)
-        return FakeImage(self.client, self.tags[ref])
+        """By reference, else by id (as the engine resolves a name)."""
+        if ref in self.tags:
+            return FakeImage(self.client, self.tags[ref])
+        if self.exists(ref):
+            return FakeImage(self.client, ref)
+        raise docker.errors.ImageNotFound(ref)
 
     def list(self, name=None, all=False, filters=None):
         """One image per id with all its tags, as the docker SDK lists.
@@ -75,32 +143,73 @@ class FakeImages(object):
         return [FakeImage(self.client, i) for i in ids]
 
     def load(self, data):
+        """docker load as Docker 20.10 does it.
+
+        The id of an image is the digest of its config; the names in
+        manifest.json's RepoTags are applied, moving a tag another image
+        had. The SDK returns the images by the names the engine printed:
+        the tags, or the ids when the (last) image had none.
+        """
         blob = b''.join(data) if not isinstance(data, bytes) else data
         self.loads.append(blob)
-        if blob == b'empty':
-            return []
-        return [FakeImage(self.client, 'sha256:%d' % next(_ids))]
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            try:
+                manifest = json.load(tar.extractfile('manifest.json'))
+            except KeyError:
+                # a legacy load, which needs the repositories file
+                raise docker.errors.ImageLoadError(
+                    'open /var/lib/docker/tmp/docker-import-1/repositories: '
+                    'no such file or directory')
+            printed, ids, tagged = [], [], 0
+            for item in manifest:
+                config = tar.extractfile(item['Config']).read()
+                image_id = 'sha256:' + hashlib.sha256(config).hexdigest()
+                self.known.add(image_id)
+                ids.append(image_id)
+                tagged = 0
+                for ref in item.get('RepoTags') or []:
+                    self.tags[ref] = image_id
+                    printed.append(ref)
+                    tagged += 1
+        if not tagged:
+            printed += ids
+        return [self.get(name) for name in printed]
 
     def remove(self, ref, noprune=False):
+        """docker rmi: a tag (the image with its last one), or an id."""
         if ref in self.refuse:
             raise self.refuse[ref]
-        if ref not in self.tags:
+        if ref not in self.tags and not self.exists(ref):
             raise docker.errors.ImageNotFound(ref)
-        image_id = self.tags[ref]
-        last = [r for r, i in self.tags.items() if i == image_id] == [ref]
+        image_id = self.tags.get(ref, ref)
+        refs = [r for r, i in self.tags.items() if i == image_id]
         users = [c['Name'] for c in self.client.api.store.values()
                  if self.client.api.image_id(c) == image_id]
-        if last and users:
-            # as the engine answers (409) for the last tag of an image that
-            # a container uses
-            message = ('conflict: unable to remove repository reference '
-                       '"%s" (must force) - container %s is using its '
-                       'referenced image' % (ref, users[0][1:]))
-            raise docker.errors.APIError(message, response=Response(409),
-                                         explanation=message)
-        del self.tags[ref]
-        if last:
-            self.tag_times.pop(image_id, None)
+        if ref in self.tags:
+            if refs == [ref] and users:
+                # as the engine answers (409) for the last tag of an image
+                # that a container uses
+                self._conflict(
+                    'unable to remove repository reference "%s" (must '
+                    'force) - container %s is using its referenced image'
+                    % (ref, users[0][1:]))
+            del self.tags[ref]
+            if refs != [ref]:
+                return      # only untagged
+        elif len(refs) > 1 or users:
+            self._conflict('unable to delete %s (must be forced) - image is '
+                           'referenced in multiple repositories or used by a '
+                           'container' % ref)
+        elif refs:
+            del self.tags[refs[0]]
+        self.known.discard(image_id)
+        self.tag_times.pop(image_id, None)
+
+    @staticmethod
+    def _conflict(message):
+        message = 'conflict: ' + message
+        raise docker.errors.APIError(message, response=Response(409),
+                                     explanation=message)
 
 
 class Response(object):
@@ -119,6 +228,9 @@ class FakeContainers(object):
     def create(self, image=None, name=None, labels=None, mounts=(),
                **kwargs):
         api = self.client.api
+        if not self.client.images.exists(self.client.images.tags.get(
+                image, image)):
+            raise docker.errors.ImageNotFound('No such image: %s' % image)
         if name in api.store:
             raise docker.errors.APIError('Conflict: %s' % name)
         cid = 'c%d' % next(_ids)
@@ -182,6 +294,9 @@ class FakeAPI(object):
 
     def networks(self):
         return list(self.network_list)
+
+    def tag(self, image, repository, tag=None, force=False):
+        return self.client.images.get(image).tag(repository, tag)
 
     def inspect_container(self, name):
         return self._get(name)

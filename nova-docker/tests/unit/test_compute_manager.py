@@ -47,7 +47,9 @@ class ComputeTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.conf = self.useFixture(config_fixture.Config(CONF))
-        self.conf.config(host='unit-host', vif_plugging_timeout=0)
+        self.conf.config(host='unit-host', vif_plugging_timeout=0,
+                         instances_path=self.useFixture(
+                             fixtures.TempDir()).path)
         messaging = self.useFixture(
             messaging_conffixture.ConfFixture(CONF))
         messaging.transport_url = 'fake:/'
@@ -61,7 +63,8 @@ class ComputeTestCase(testtools.TestCase):
         self.driver._client = self.client
         self.driver._plugger, _links, _wiring = fake_links.plugger(
             CONF.docker)
-        self.driver.image_fetch = lambda ctx, image_id: iter([b'tar'])
+        saved = fake_docker.saved_image()
+        self.driver.image_fetch = lambda ctx, image_id: iter([saved.tarball])
         self.ctx = helpers.context()
         self.image = helpers.image_meta(
             'f0f0f0f0-0000-0000-0000-000000000001')

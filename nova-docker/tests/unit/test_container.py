@@ -63,8 +63,8 @@ class TestContainer(testtools.TestCase):
 
     def test_rescue_kwargs(self):
         inst = helpers.instance(hostname='web-1')
-        kwargs = container.create_kwargs(inst, 'glance/x:latest', 'host-1',
-                                         'x', 'quota')
+        kwargs = container.create_kwargs(inst, 'sha256:' + 'a' * 64,
+                                         'host-1', 'x', 'quota')
         rescue = container.rescue_kwargs(kwargs, inst.uuid)
         self.assertEqual('nova-%s-rescue' % inst.uuid, rescue['name'])
         self.assertEqual(inst.uuid, rescue['labels']['nova.rescue_of'])
@@ -92,11 +92,12 @@ class TestContainer(testtools.TestCase):
 
     def test_create_kwargs(self):
         inst = helpers.instance(hostname='web-1', vcpus=2, memory_mb=1024)
-        kw = container.create_kwargs(inst, 'glance/img:latest', 'host-a',
-                                     'img', 'quota', command=['sleep', '1'],
+        content_id = 'sha256:' + 'a' * 64
+        kw = container.create_kwargs(inst, content_id, 'host-a', 'img',
+                                     'quota', command=['sleep', '1'],
                                      dns=['10.0.0.2'])
         self.assertEqual('nova-%s' % inst.uuid, kw['name'])
-        self.assertEqual('glance/img:latest', kw['image'])
+        self.assertEqual(content_id, kw['image'])
         self.assertEqual('none', kw['network_mode'])
         self.assertEqual('web-1', kw['hostname'])
         self.assertEqual(['sleep', '1'], kw['command'])

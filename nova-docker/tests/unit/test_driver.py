@@ -59,7 +59,9 @@ class DriverTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.conf = self.useFixture(config_fixture.Config(CONF))
-        self.conf.config(host='unit-host', vif_plugging_timeout=300)
+        self.conf.config(host='unit-host', vif_plugging_timeout=300,
+                         instances_path=self.useFixture(
+                             fixtures.TempDir()).path)
         self.client = fake_docker.FakeDockerClient()
         self.clock = helpers.Clock()
         self.virtapi = RecordingVirtAPI(self.clock)
@@ -73,9 +75,13 @@ class DriverTestCase(testtools.TestCase):
         self.driver._background = lambda fn, *args: fn(*args)
         self.fetched = []
 
+        self.saved = fake_docker.saved_image()
+
         def fetch(ctx, image_id):
             self.fetched.append(image_id)
-            return iter([b'tar', b'ball'])
+            half = len(self.saved.tarball) // 2
+            return iter([self.saved.tarball[:half],
+                         self.saved.tarball[half:]])
         self.driver.image_fetch = fetch
         self.ctx = helpers.context()
 
@@ -115,9 +121,10 @@ class TestSpawn(DriverTestCase):
         self.spawn(inst, nw)
         c = self.client.api.store['nova-%s' % inst.uuid]
         self.assertEqual('running', c['State']['Status'])
-        self.assertEqual(
-            'glance/f0f0f0f0-0000-0000-0000-000000000001:latest',
-            c['Config']['Image'])
+        # by content: a tag moved later changes nothing of the instance
+        self.assertEqual(self.saved.content_id, c['Config']['Image'])
+        self.assertEqual(self.saved.content_id, self.client.images.tags[
+            'glance/f0f0f0f0-0000-0000-0000-000000000001:latest'])
         self.assertEqual('none', c['HostConfig']['network_mode'])
         self.assertEqual((0o600, b'ssh-ed25519 AAAA test\n'),
                          c['files']['root/.ssh/authorized_keys'])
@@ -153,7 +160,7 @@ class TestSpawn(DriverTestCase):
             self.spawn(inst, nw)
         self.assertEqual(['f0f0f0f0-0000-0000-0000-000000000001'],
                          self.fetched)
-        self.assertEqual([b'tarball'], self.client.images.loads)
+        self.assertEqual(1, len(self.client.images.loads))
 
     def test_ipv6_ports_turn_ipv6_on_in_the_netns(self):
         inst, nw = self.make()
@@ -241,9 +248,24 @@ class TestSpawn(DriverTestCase):
         self.assertEqual([], self.fetched)
 
     def test_empty_tarball(self):
-        self.driver.image_fetch = lambda ctx, image_id: [b'empty']
+        self.driver.image_fetch = lambda ctx, image_id: [
+            fake_docker.tarball([('manifest.json', b'[]')])]
         inst, nw = self.make()
-        self.assertRaises(exception.ImageUnacceptable, self.spawn, inst, nw)
+        e = self.assertRaises(exception.ImageUnacceptable, self.spawn,
+                              inst, nw)
+        self.assertIn('found no image', str(e))
+        self.assertEqual({}, self.client.api.store)
+
+    def test_refused_tarball_is_unacceptable_and_creates_nothing(self):
+        self.driver.image_fetch = lambda ctx, image_id: [
+            fake_docker.tarball([('manifest.json', ('->', 'evil.json'))])]
+        inst, nw = self.make()
+        e = self.assertRaises(exception.ImageUnacceptable, self.spawn,
+                              inst, nw)
+        self.assertIn('entry manifest.json must be a regular file; it is a '
+                      'symlink to evil.json', str(e))
+        self.assertEqual({}, self.client.api.store)
+        self.assertEqual([], self.client.images.loads)
 
     def test_os_command_line_overrides_cmd(self):
         inst, nw = self.make()

@@ -1,6 +1,9 @@
-"""The image cache's pruning (ImageCache.prune) against the fake engine."""
+"""The image cache against the fake engine: loading by content, the
+record of content ids, pruning (ImageCache.prune)."""
 
+import json
 import logging
+import os
 import uuid
 
 import docker.errors
@@ -81,7 +84,9 @@ class PruneTestCase(testtools.TestCase):
         self.client = fake_docker.FakeDockerClient()
         self.gone = set()       # Glance ids Glance no longer has
         self.asked = []
-        self.cache = images.ImageCache(self.client, 'glance',
+        self.record = os.path.join(
+            self.useFixture(fixtures.TempDir()).path, images.RECORD_FILE)
+        self.cache = images.ImageCache(self.client, 'glance', self.record,
                                        exists=self.exists)
         self.log = self.useFixture(fixtures.FakeLogger(
             name='nova_docker_vmct', level=logging.DEBUG,
@@ -198,7 +203,8 @@ class TestPruneErrors(PruneTestCase):
     def test_glance_errors_keep_young_images_and_warn_once(self):
         def fails(context, image_id):
             raise exception.ImageNotAuthorized(image_id=image_id)
-        self.cache = images.ImageCache(self.client, 'glance', exists=fails)
+        self.cache = images.ImageCache(self.client, 'glance', self.record,
+                                       exists=fails)
         young = [self.cached(60), self.cached(120)]
         old = self.cached(2 * DAY)
         self.assertEqual([old], list(self.prune()))
@@ -240,9 +246,10 @@ class TestPruneErrors(PruneTestCase):
 class TestEnsuredImagesAreInUse(PruneTestCase):
 
     def test_an_image_handed_out_by_ensure_is_kept_for_a_while(self):
+        saved = fake_docker.saved_image()
         self.cache = images.ImageCache(
-            self.client, 'glance', fetch=lambda ctx, i: iter([b'tar']),
-            exists=self.exists)
+            self.client, 'glance', self.record,
+            fetch=lambda ctx, i: iter([saved.tarball]), exists=self.exists)
         image_id = str(uuid.uuid4())
         self.cache.ensure('ctx', helpers.image_meta(image_id))
         self.gone.add(image_id)
@@ -250,6 +257,264 @@ class TestEnsuredImagesAreInUse(PruneTestCase):
         self.cache._ensured[image_id] -= images.ENSURE_GRACE + 1
         self.assertEqual([image_id], list(self.prune()))
         self.assertEqual({}, self.cache._ensured)
+
+
+class EnsureTestCase(PruneTestCase):
+    """ensure() with Glance images as tarballs the test makes."""
+
+    def setUp(self):
+        super().setUp()
+        self.glance = {}        # Glance id -> docker save tarball
+        self.fetched = []
+        self.cache = self.restarted()
+
+    def restarted(self):
+        """A new ImageCache on the same engine and record (a restart)."""
+        return images.ImageCache(self.client, 'glance', self.record,
+                                 fetch=self.fetch, exists=self.exists)
+
+    def fetch(self, context, image_id):
+        self.fetched.append(image_id)
+        data = self.glance[image_id]
+        # as Glance streams it: in chunks
+        return (data[i:i + 1000] for i in range(0, len(data), 1000))
+
+    def upload(self, files=None, repo_tags=None):
+        image_id = str(uuid.uuid4())
+        saved = fake_docker.saved_image(files, repo_tags)
+        self.glance[image_id] = saved.tarball
+        return image_id, saved.content_id
+
+    def ensure(self, image_id):
+        return self.cache.ensure('ctx', helpers.image_meta(image_id))
+
+    def recorded(self):
+        with open(self.record) as f:
+            return json.load(f)['images']
+
+
+class TestEnsure(EnsureTestCase):
+
+    def test_loaded_by_content_tagged_and_recorded(self):
+        image_id, content = self.upload()
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual({images.cache_ref('glance', image_id): content},
+                         self.client.images.tags)
+        self.assertEqual({image_id: content}, self.recorded())
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual([image_id], self.fetched)
+
+    def test_tarball_tags_are_not_applied(self):
+        victim, victim_content = self.upload({'owner': b'A'})
+        self.ensure(victim)
+        # another project's tarball naming the victim's cache tag (and
+        # some other name) in manifest.json and repositories
+        attacker, content = self.upload(
+            {'owner': b'B'}, repo_tags=[images.cache_ref('glance', victim),
+                                        'vmct-workload:latest'])
+        self.assertEqual(content, self.ensure(attacker))
+        self.assertEqual({images.cache_ref('glance', victim): victim_content,
+                          images.cache_ref('glance', attacker): content},
+                         self.client.images.tags)
+        self.assertEqual(victim_content, self.ensure(victim))
+        self.assertEqual([victim, attacker], self.fetched)
+
+    def test_the_unfiltered_load_would_have_moved_the_tag(self):
+        # the fake engine applies tarball tags as Docker does
+        victim, _ = self.upload({'owner': b'A'})
+        self.ensure(victim)
+        attacker, content = self.upload(
+            {'owner': b'B'}, repo_tags=[images.cache_ref('glance', victim)])
+        loaded = self.client.images.load(self.glance[attacker])
+        self.assertEqual([content], [i.id for i in loaded])
+        self.assertEqual(content, self.client.images.tags[
+            images.cache_ref('glance', victim)])
+
+    def test_record_survives_a_restart(self):
+        image_id, content = self.upload()
+        self.ensure(image_id)
+        self.cache = self.restarted()
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual([image_id], self.fetched)
+
+    def test_a_moved_tag_is_set_again_without_loading(self):
+        image_id, content = self.upload({'owner': b'A'})
+        other, other_content = self.upload({'owner': b'B'})
+        self.ensure(image_id)
+        self.ensure(other)
+        ref = images.cache_ref('glance', image_id)
+        self.client.images.tags[ref] = other_content    # moved by someone
+        self.cache = self.restarted()
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual(content, self.client.images.tags[ref])
+        self.assertEqual([image_id, other], self.fetched)
+        self.assertIn('WARNING Cache tag %s named %s, not %s' % (
+            ref, other_content, content), self.log.output)
+
+    def test_a_lost_tag_is_set_again_without_loading(self):
+        image_id, content = self.upload()
+        self.ensure(image_id)
+        del self.client.images.tags[images.cache_ref('glance', image_id)]
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual(content, self.client.images.tags[
+            images.cache_ref('glance', image_id)])
+        self.assertEqual([image_id], self.fetched)
+        self.assertNotIn('WARNING', self.log.output)
+
+    def test_a_tag_without_record_is_loaded_again(self):
+        # an older driver's tag: whatever it names is not trusted
+        image_id, content = self.upload()
+        fake_docker.FakeImage(self.client, 'sha256:%s' % ('e' * 64)).tag(
+            'glance/%s' % image_id, 'latest')
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual([image_id], self.fetched)
+        self.assertEqual(content, self.client.images.tags[
+            images.cache_ref('glance', image_id)])
+        self.assertEqual({image_id: content}, self.recorded())
+
+    def test_a_recorded_image_the_engine_lost_is_loaded_again(self):
+        image_id, content = self.upload()
+        self.ensure(image_id)
+        self.client.images.remove(images.cache_ref('glance', image_id))
+        self.assertFalse(self.client.images.exists(content))
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual([image_id, image_id], self.fetched)
+
+    def test_an_unreadable_record_loads_again_and_is_replaced(self):
+        image_id, content = self.upload()
+        self.ensure(image_id)
+        with open(self.record, 'w') as f:
+            f.write('{not json')
+        self.assertEqual(content, self.ensure(image_id))
+        self.assertEqual([image_id, image_id], self.fetched)
+        self.assertEqual({image_id: content}, self.recorded())
+        self.assertIn('WARNING Ignoring the image record %s' % self.record,
+                      self.log.output)
+
+    def test_refused_tarball_names_the_entry(self):
+        image_id = str(uuid.uuid4())
+        self.glance[image_id] = fake_docker.tarball([
+            ('a/../manifest.json', b'[]')])
+        e = self.assertRaises(exception.ImageUnacceptable, self.ensure,
+                              image_id)
+        self.assertIn('its docker save tarball is refused: entry '
+                      'a/../manifest.json has a .. component', str(e))
+        self.assertEqual({}, self.client.images.tags)
+        self.assertFalse(os.path.exists(self.record))
+
+    def test_failed_load_is_unacceptable(self):
+        image_id = str(uuid.uuid4())
+        self.glance[image_id] = fake_docker.saved_image().tarball
+
+        def broken(data):
+            list(data)
+            raise docker.errors.ImageLoadError('invalid diffID for layer 0')
+        self.client.images.load = broken
+        e = self.assertRaises(exception.ImageUnacceptable, self.ensure,
+                              image_id)
+        self.assertIn('docker load failed: invalid diffID', str(e))
+
+
+class TestPruneRecorded(EnsureTestCase):
+    """Pruning images ensure() loaded: the record goes with them."""
+
+    def test_removed_image_leaves_the_record(self):
+        image_id, content = self.upload()
+        self.ensure(image_id)
+        self.cache._ensured.clear()
+        self.gone.add(image_id)
+        self.assertEqual([image_id], list(self.prune()))
+        self.assertFalse(self.client.images.exists(content))
+        self.assertEqual({}, self.recorded())
+
+    def test_an_image_in_use_keeps_its_record(self):
+        image_id, content = self.upload()
+        self.container(self.ensure(image_id))   # by content id
+        self.cache._ensured.clear()
+        self.gone.add(image_id)
+        self.assertEqual({}, self.prune())
+        self.assertEqual({image_id: content}, self.recorded())
+
+    def test_untagged_recorded_image_goes_by_its_content_id(self):
+        image_id, content = self.upload()
+        self.ensure(image_id)
+        self.cache._ensured.clear()
+        self.gone.add(image_id)
+        del self.client.images.tags[images.cache_ref('glance', image_id)]
+        self.assertEqual([image_id], list(self.prune()))
+        self.assertFalse(self.client.images.exists(content))
+        self.assertIn('Removed cached image %s of Glance image %s'
+                      % (content, image_id), self.log.output)
+
+    def test_an_image_someone_else_tagged_stays(self):
+        image_id, content = self.upload()
+        self.ensure(image_id)
+        self.cache._ensured.clear()
+        self.gone.add(image_id)
+        del self.client.images.tags[images.cache_ref('glance', image_id)]
+        self.client.images.tags['vmct-workload:latest'] = content
+        self.assertEqual({}, self.prune())
+        self.assertEqual({'vmct-workload:latest': content},
+                         self.client.images.tags)
+        self.assertEqual({}, self.recorded())
+
+    def test_records_of_images_the_engine_lost_are_forgotten(self):
+        lost, _ = self.upload({'owner': b'A'})
+        kept, content = self.upload({'owner': b'B'})
+        self.ensure(lost)
+        self.ensure(kept)
+        self.client.images.remove(images.cache_ref('glance', lost))
+        self.assertEqual({}, self.prune())
+        self.assertEqual({kept: content}, self.recorded())
+
+
+class TestContentRecord(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.record = images.ContentRecord(
+            images.record_path(os.path.join(self.dir, 'instances')))
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='nova_docker_vmct', format='%(levelname)s %(message)s'))
+
+    def test_written_whole_in_instances_path(self):
+        image_id = str(uuid.uuid4())
+        content = 'sha256:' + 'a' * 64
+        self.record.set(image_id.upper(), content)
+        self.assertEqual(content, self.record.get(image_id))
+        self.assertEqual(['_docker_images.json'],
+                         os.listdir(os.path.join(self.dir, 'instances')))
+        with open(self.record.path) as f:
+            self.assertEqual({'images': {image_id: content}}, json.load(f))
+
+    def test_discard_only_what_it_still_maps_to(self):
+        image_id = str(uuid.uuid4())
+        self.record.set(image_id, 'sha256:' + 'a' * 64)
+        self.record.discard(image_id, 'sha256:' + 'b' * 64)
+        self.assertIsNotNone(self.record.get(image_id))
+        self.record.discard(image_id)
+        self.assertEqual({}, self.record.load())
+        self.record.discard(image_id)       # gone already: nothing
+
+    def test_entries_that_are_no_ids_are_ignored(self):
+        image_id = str(uuid.uuid4())
+        os.makedirs(os.path.dirname(self.record.path))
+        with open(self.record.path, 'w') as f:
+            json.dump({'images': {
+                image_id: 'sha256:' + 'a' * 64,
+                'vmct-workload': 'sha256:' + 'a' * 64,
+                str(uuid.uuid4()): 'glance/x:latest',
+                str(uuid.uuid4()): None}}, f)
+        self.assertEqual({image_id: 'sha256:' + 'a' * 64},
+                         self.record.load())
+
+    def test_a_record_of_another_shape_counts_as_empty(self):
+        os.makedirs(os.path.dirname(self.record.path))
+        with open(self.record.path, 'w') as f:
+            json.dump([1, 2], f)
+        self.assertEqual({}, self.record.load())
+        self.assertIn('no "images" object', self.log.output)
 
 
 class TestGlanceImageExists(testtools.TestCase):
