@@ -54,6 +54,19 @@ opts = [
                         ('shares', 'CPU shares proportional to flavor.vcpus only'),
                         ('none', 'no CPU limit')],
                help='How flavor.vcpus limits a container.'),
+    cfg.IntOpt('pids_limit', default=1024, min=-1,
+               help='Most tasks (processes and threads together) one '
+                    'instance may run: its container\'s pids cgroup makes '
+                    'fork and clone fail (EAGAIN) beyond it. Without a '
+                    'limit one instance\'s fork bomb takes every PID of '
+                    'the host (kernel.pid_max, 32768 by default) and no '
+                    'process of any instance, or of the host, can start. '
+                    '1024 leaves room for sshd, some sessions and a few '
+                    'hundred worker threads, and at the default pid_max '
+                    'it takes 32 instances at their limit to exhaust the '
+                    'host. A flavor overrides it with the extra spec '
+                    'docker:pids_limit. 0 or -1: no limit (Docker\'s '
+                    'default).'),
     cfg.BoolOpt('inject_key', default=True,
                 help='Write the instance key pair into '
                      '/root/.ssh/authorized_keys of the container.'),

@@ -18,6 +18,8 @@ import tarfile
 
 from nova.compute import power_state
 
+from nova_docker_vmct import extra_specs
+
 NAME_PREFIX = 'nova-'
 LABEL_UUID = 'nova.instance_uuid'
 LABEL_NAME = 'nova.instance_name'
@@ -103,6 +105,49 @@ def memory_limits(memory_mb):
     return {'mem_limit': limit, 'memswap_limit': limit}
 
 
+class BadExtraSpec(ValueError):
+    """A flavor extra spec of the driver has a value it cannot use."""
+
+
+def pids_limit_of(flavor, default):
+    """The most tasks one instance may run: its flavor's, else ``default``.
+
+    ``default`` is ``[docker]pids_limit``; the flavor's extra spec
+    ``docker:pids_limit`` overrides it. 0 or -1: no limit. BadExtraSpec
+    names the spec and the fix when its value is no whole number >= -1
+    (the API refuses such a value where extra_specs is registered).
+    """
+    value = (flavor.extra_specs or {}).get(extra_specs.PIDS_LIMIT)
+    if value is None:
+        return int(default)
+    try:
+        limit = int(value)
+    except (TypeError, ValueError):
+        limit = None
+    if limit is None or limit < extra_specs.PIDS_LIMIT_MIN:
+        raise BadExtraSpec(
+            'flavor %(flavor)s has %(spec)s=%(value)r, which is no whole '
+            'number >= -1: set it to the most processes and threads one '
+            'instance may run (openstack flavor set --property '
+            '%(spec)s=1024 %(flavor)s), -1 for no limit, or unset it for '
+            'the compute\'s [docker]pids_limit' % {
+                'flavor': flavor.name, 'spec': extra_specs.PIDS_LIMIT,
+                'value': value})
+    return limit
+
+
+def pids_limits(limit):
+    """Docker create arguments that cap the container's tasks.
+
+    The pids cgroup refuses fork and clone beyond ``limit`` (EAGAIN), so a
+    fork bomb stays inside its instance. 0 or -1: none (Docker's default,
+    no limit).
+    """
+    if limit is None or int(limit) <= 0:
+        return {}
+    return {'pids_limit': int(limit)}
+
+
 def labels(instance, host, image_id):
     flavor = instance.flavor
     return {
@@ -120,12 +165,13 @@ IPV6_ON = {'net.ipv6.conf.all.disable_ipv6': '0',
 
 
 def create_kwargs(instance, content_id, host, image_id, cpu_mode,
-                  command=None, dns=None, ipv6=False):
+                  command=None, dns=None, ipv6=False, pids_limit=0):
     """Keyword arguments of ``client.containers.create`` for an instance.
 
     ``content_id``: the Docker image by content (``sha256:...``, from the
     image cache), never a tag someone could move; ``image_id``: the Glance
-    image's id (a label).
+    image's id (a label). ``pids_limit``: ``[docker]pids_limit`` (the flavor
+    may override it). BadExtraSpec for a flavor extra spec it cannot use.
     """
     kwargs = {
         'image': content_id,
@@ -148,6 +194,7 @@ def create_kwargs(instance, content_id, host, image_id, cpu_mode,
         kwargs['sysctls'] = dict(IPV6_ON)
     kwargs.update(cpu_limits(instance.flavor.vcpus, cpu_mode))
     kwargs.update(memory_limits(instance.flavor.memory_mb))
+    kwargs.update(pids_limits(pids_limit_of(instance.flavor, pids_limit)))
     return kwargs
 
 

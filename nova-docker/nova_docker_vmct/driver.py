@@ -492,12 +492,17 @@ class DockerDriver(driver.ComputeDriver):
             LOG.warning('Gratuitous ARP not sent: %s', e)
 
     def _create_kwargs(self, instance, content_id, image_meta, plans):
-        return container.create_kwargs(
-            instance, content_id, CONF.host, image_meta.id,
-            CONF.docker.cpu_limit,
-            command=container.command_from_image(image_meta),
-            dns=[s for p in plans for s in p.nameservers][:3],
-            ipv6=any(':' in a for p in plans for a in p.addresses))
+        try:
+            return container.create_kwargs(
+                instance, content_id, CONF.host, image_meta.id,
+                CONF.docker.cpu_limit,
+                command=container.command_from_image(image_meta),
+                dns=[s for p in plans for s in p.nameservers][:3],
+                ipv6=any(':' in a for p in plans for a in p.addresses),
+                pids_limit=CONF.docker.pids_limit)
+        except container.BadExtraSpec as e:
+            # Nova aborts the build (no reschedule: every host refuses it)
+            raise exception.InvalidInput(reason=str(e))
 
     def _create(self, instance, kwargs):
         """Create a container; the key pair goes in before its first start."""

@@ -18,19 +18,21 @@ def context():
                                        is_admin=False)
 
 
-def flavor(vcpus=1, memory_mb=256):
+def flavor(vcpus=1, memory_mb=256, root_gb=1, extra_specs=None):
     return objects.Flavor(id=1, name='m1.vmct', memory_mb=memory_mb,
-                          vcpus=vcpus, root_gb=1, ephemeral_gb=0,
+                          vcpus=vcpus, root_gb=root_gb, ephemeral_gb=0,
                           flavorid='1', swap=0, rxtx_factor=1.0,
                           vcpu_weight=1, disabled=False, is_public=True,
-                          extra_specs={}, projects=[])
+                          extra_specs=dict(extra_specs or {}), projects=[])
 
 
 def instance(ctx=None, key_data=None, hostname='vmct-test', vcpus=1,
-             memory_mb=256, network_info=None, **updates):
+             memory_mb=256, network_info=None, root_gb=1, extra_specs=None,
+             **updates):
     inst = fake_instance.fake_instance_obj(
         ctx or context(), uuid=str(uuid.uuid4()), hostname=hostname,
-        key_data=key_data, flavor=flavor(vcpus, memory_mb), **updates)
+        key_data=key_data,
+        flavor=flavor(vcpus, memory_mb, root_gb, extra_specs), **updates)
     inst.info_cache = objects.InstanceInfoCache(
         network_info=network_model.NetworkInfo(network_info or []))
     inst.obj_reset_changes(recursive=True)

@@ -121,6 +121,54 @@ class TestContainer(testtools.TestCase):
         self.assertNotIn('dns', kw)
         self.assertNotIn('nano_cpus', kw)
 
+    def test_pids_limit_from_conf_unless_the_flavor_says(self):
+        flavor = helpers.flavor()
+        self.assertEqual(1024, container.pids_limit_of(flavor, 1024))
+        for spec, limit in (('64', 64), (' 4096 ', 4096), ('0', 0),
+                            ('-1', -1)):
+            flavor = helpers.flavor(extra_specs={'docker:pids_limit': spec})
+            self.assertEqual(limit, container.pids_limit_of(flavor, 1024))
+        # another namespace's key is not the driver's
+        flavor = helpers.flavor(extra_specs={'quota:pids_limit': '5'})
+        self.assertEqual(1024, container.pids_limit_of(flavor, 1024))
+
+    def test_bad_pids_limit_spec_names_the_spec_and_the_fix(self):
+        for bad in ('abc', '1.5', '', '-2', '64k'):
+            flavor = helpers.flavor(extra_specs={'docker:pids_limit': bad})
+            e = self.assertRaises(container.BadExtraSpec,
+                                  container.pids_limit_of, flavor, 1024)
+            msg = str(e)
+            self.assertIn('flavor m1.vmct has docker:pids_limit=%r' % bad,
+                          msg)
+            self.assertIn('openstack flavor set --property '
+                          'docker:pids_limit=1024 m1.vmct', msg)
+            self.assertIn('-1 for no limit', msg)
+
+    def test_pids_limits(self):
+        self.assertEqual({'pids_limit': 64}, container.pids_limits(64))
+        for none in (0, -1, None):
+            self.assertEqual({}, container.pids_limits(none))
+
+    def test_create_kwargs_limits_tasks(self):
+        inst = helpers.instance()
+        kw = container.create_kwargs(inst, 'i', 'h', 'img', 'quota',
+                                     pids_limit=1024)
+        self.assertEqual(1024, kw['pids_limit'])
+        # the rescue container is held to the same limit
+        self.assertEqual(1024, container.rescue_kwargs(kw, inst.uuid)[
+            'pids_limit'])
+        kw = container.create_kwargs(inst, 'i', 'h', 'img', 'quota',
+                                     pids_limit=0)
+        self.assertNotIn('pids_limit', kw)
+        inst = helpers.instance(extra_specs={'docker:pids_limit': '64'})
+        kw = container.create_kwargs(inst, 'i', 'h', 'img', 'quota',
+                                     pids_limit=1024)
+        self.assertEqual(64, kw['pids_limit'])
+        inst = helpers.instance(extra_specs={'docker:pids_limit': '-1'})
+        kw = container.create_kwargs(inst, 'i', 'h', 'img', 'quota',
+                                     pids_limit=1024)
+        self.assertNotIn('pids_limit', kw)
+
     def test_hostname_fallback_and_length(self):
         inst = helpers.instance(hostname=None)
         self.assertEqual('host-%s' % inst.uuid, container.hostname_of(inst))

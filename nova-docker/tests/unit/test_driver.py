@@ -916,6 +916,32 @@ class TestHost(DriverTestCase):
         self.assertTrue(self.driver.capabilities['has_imagecache'])
 
 
+class TestLimits(DriverTestCase):
+    """PID limits."""
+
+    def host_config(self, inst):
+        return self.client.api.store['nova-%s' % inst.uuid]['HostConfig']
+
+    def test_pids_limit_of_conf_and_flavor(self):
+        inst, nw = self.make()
+        self.spawn(inst, nw)
+        self.assertEqual(1024, self.host_config(inst)['pids_limit'])
+        inst, nw = self.make(extra_specs={'docker:pids_limit': '64'})
+        self.spawn(inst, nw)
+        self.assertEqual(64, self.host_config(inst)['pids_limit'])
+        self.conf.config(group='docker', pids_limit=-1)
+        inst, nw = self.make()
+        self.spawn(inst, nw)
+        self.assertNotIn('pids_limit', self.host_config(inst))
+
+    def test_bad_pids_limit_spec_aborts_the_build_before_any_container(self):
+        inst, nw = self.make(extra_specs={'docker:pids_limit': 'lots'})
+        e = self.assertRaises(exception.InvalidInput, self.spawn, inst, nw)
+        self.assertIn("docker:pids_limit='lots'", str(e))
+        self.assertEqual({}, self.client.api.store)
+        self.assertEqual([], [c for c in self.ran if c[:2] == ['ip', 'link']])
+
+
 class TestManageImageCache(DriverTestCase):
     """Nova's image cache pass: [image_cache] options, instances' images."""
 
