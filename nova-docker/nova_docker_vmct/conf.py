@@ -67,6 +67,24 @@ opts = [
                     'host. A flavor overrides it with the extra spec '
                     'docker:pids_limit. 0 or -1: no limit (Docker\'s '
                     'default).'),
+    cfg.StrOpt('disk_limit', default='auto',
+               choices=[('auto', 'limit where the engine can; where it '
+                                 'cannot, say so once in the log at start '
+                                 'and run instances without a disk limit'),
+                        ('required', 'init_host refuses to start on an '
+                                     'engine that cannot limit'),
+                        ('off', 'no disk limit')],
+               help='Whether an instance may write at most its flavor\'s '
+                    'root_gb (Docker\'s storage_opt size: a project quota '
+                    'on the container\'s writable layer; the image layers '
+                    'do not count, root_gb 0 is no limit). Only the '
+                    'overlay2 storage driver over XFS mounted with pquota '
+                    'can: init_host decides from what the engine reports '
+                    '(docker info: Driver, Backing Filesystem) and the '
+                    'mount options of its data root where this process '
+                    'sees them. Without it one instance can fill the '
+                    'engine\'s file system for every instance of the '
+                    'host.'),
     cfg.BoolOpt('inject_key', default=True,
                 help='Write the instance key pair into '
                      '/root/.ssh/authorized_keys of the container.'),

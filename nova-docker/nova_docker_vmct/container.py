@@ -148,6 +148,19 @@ def pids_limits(limit):
     return {'pids_limit': int(limit)}
 
 
+def disk_limits(root_gb):
+    """Docker create arguments that cap what the container writes.
+
+    overlay2's ``size`` is a project quota on the container's writable
+    layer: what the instance writes, not the image it was booted from.
+    Only overlay2 over XFS mounted with pquota supports it (the caller
+    knows, see hostinfo.disk_limit_problem). root_gb 0: no limit.
+    """
+    if not root_gb or int(root_gb) <= 0:
+        return {}
+    return {'storage_opt': {'size': '%dG' % int(root_gb)}}
+
+
 def labels(instance, host, image_id):
     flavor = instance.flavor
     return {
@@ -165,13 +178,16 @@ IPV6_ON = {'net.ipv6.conf.all.disable_ipv6': '0',
 
 
 def create_kwargs(instance, content_id, host, image_id, cpu_mode,
-                  command=None, dns=None, ipv6=False, pids_limit=0):
+                  command=None, dns=None, ipv6=False, pids_limit=0,
+                  disk_limit=False):
     """Keyword arguments of ``client.containers.create`` for an instance.
 
     ``content_id``: the Docker image by content (``sha256:...``, from the
     image cache), never a tag someone could move; ``image_id``: the Glance
     image's id (a label). ``pids_limit``: ``[docker]pids_limit`` (the flavor
-    may override it). BadExtraSpec for a flavor extra spec it cannot use.
+    may override it); ``disk_limit``: whether the engine limits the writable
+    layer to the flavor's root_gb. BadExtraSpec for a flavor extra spec it
+    cannot use.
     """
     kwargs = {
         'image': content_id,
@@ -195,6 +211,8 @@ def create_kwargs(instance, content_id, host, image_id, cpu_mode,
     kwargs.update(cpu_limits(instance.flavor.vcpus, cpu_mode))
     kwargs.update(memory_limits(instance.flavor.memory_mb))
     kwargs.update(pids_limits(pids_limit_of(instance.flavor, pids_limit)))
+    if disk_limit:
+        kwargs.update(disk_limits(instance.flavor.root_gb))
     return kwargs
 
 

@@ -86,6 +86,13 @@ class DockerEngineMisconfigured(exception.NovaException):
                '(e.g. as /etc/docker/daemon.json) and restart it.')
 
 
+class DiskLimitUnavailable(exception.NovaException):
+    msg_fmt = ('[docker]disk_limit = required, but the Docker engine at '
+               '%(url)s cannot limit what an instance writes: %(reason)s. '
+               'Put its data root (%(root)s) on XFS mounted with pquota '
+               'and restart it, or set [docker]disk_limit = auto.')
+
+
 class UnsupportedNovaVersion(exception.NovaException):
     msg_fmt = ('The Docker compute driver (nova-docker-vmct) supports Nova '
                '%(supported)s only, but this nova-compute runs Nova '
@@ -141,6 +148,7 @@ class DockerDriver(driver.ComputeDriver):
         self.clock = time.monotonic     # of the spawn steps
         self._plugger = network.Plugger(CONF.docker)
         self._background = compat.spawn   # after the spawn
+        self._disk_limit = None     # decided by init_host (or first use)
 
     # -- plumbing ---------------------------------------------------------
 
@@ -214,18 +222,56 @@ class DockerDriver(driver.ComputeDriver):
             version = self.client.version()
         except Exception as e:
             raise DockerEngineUnavailable(url=CONF.docker.api_url, reason=e)
-        problems = hostinfo.engine_problems(self.client.info(),
-                                            self.client.api.networks())
+        info = self.client.info()
+        self._check_engine(info)
+        self._plugger.check_host('Docker driver')
+        LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s, '
+                 'Nova %(nova)s; disk limit: %(disk)s, PID limit: %(pids)s',
+                 {'version': version.get('Version'),
+                  'api': version.get('ApiVersion'),
+                  'url': CONF.docker.api_url, 'nova': nova_release,
+                  'disk': 'root_gb' if self._disk_limit else 'none',
+                  'pids': (CONF.docker.pids_limit
+                           if CONF.docker.pids_limit > 0 else 'none')})
+
+    def _check_engine(self, info):
+        """Refuse an engine unlike daemon.json; decide the disk limit."""
+        problems = hostinfo.engine_problems(info, self.client.api.networks())
         if problems:
             raise DockerEngineMisconfigured(url=CONF.docker.api_url,
                                             problems='; '.join(problems),
                                             path=hostinfo.DAEMON_JSON)
-        self._plugger.check_host('Docker driver')
-        LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s, '
-                 'Nova %(nova)s',
-                 {'version': version.get('Version'),
-                  'api': version.get('ApiVersion'),
-                  'url': CONF.docker.api_url, 'nova': nova_release})
+        self._disk_limit = self._decide_disk_limit(info)
+
+    def _decide_disk_limit(self, info):
+        """Do instances get their root_gb as a disk limit?
+
+        ``[docker]disk_limit``: off never; auto where the engine can
+        (hostinfo.disk_limit_problem), logging once why not otherwise;
+        required refuses an engine that cannot (DiskLimitUnavailable).
+        """
+        mode = CONF.docker.disk_limit
+        if mode == 'off':
+            return False
+        root = info.get('DockerRootDir')
+        problem = hostinfo.disk_limit_problem(info,
+                                              hostinfo.read_mount_of(root))
+        if problem is None:
+            return True
+        if mode == 'required':
+            raise DiskLimitUnavailable(url=CONF.docker.api_url,
+                                       reason=problem, root=root)
+        LOG.warning('Instances get no disk limit ([docker]disk_limit = '
+                    'auto): %s. One instance can fill %s for all of them.',
+                    problem, root)
+        return False
+
+    @property
+    def disk_limit(self):
+        """Whether spawns ask for a disk limit (decided once)."""
+        if self._disk_limit is None:
+            self._disk_limit = self._decide_disk_limit(self.client.info())
+        return self._disk_limit
 
     def cleanup_host(self, host):
         self._plugger.close()
@@ -499,14 +545,32 @@ class DockerDriver(driver.ComputeDriver):
                 command=container.command_from_image(image_meta),
                 dns=[s for p in plans for s in p.nameservers][:3],
                 ipv6=any(':' in a for p in plans for a in p.addresses),
-                pids_limit=CONF.docker.pids_limit)
+                pids_limit=CONF.docker.pids_limit,
+                disk_limit=self.disk_limit)
         except container.BadExtraSpec as e:
             # Nova aborts the build (no reschedule: every host refuses it)
             raise exception.InvalidInput(reason=str(e))
 
     def _create(self, instance, kwargs):
-        """Create a container; the key pair goes in before its first start."""
-        self.client.containers.create(**kwargs)
+        """Create a container; the key pair goes in before its first start.
+
+        With ``[docker]disk_limit = auto``, an engine that refuses the disk
+        limit after all (its mount was not visible to init_host) gets the
+        container without it, and no spawn asks again.
+        """
+        try:
+            self.client.containers.create(**kwargs)
+        except docker.errors.APIError as e:
+            if ('storage_opt' not in kwargs or
+                    CONF.docker.disk_limit == 'required' or
+                    not hostinfo.is_disk_limit_refusal(str(e))):
+                raise
+            self._disk_limit = False
+            LOG.warning('Instances get no disk limit ([docker]disk_limit '
+                        '= auto): the engine refused one: %s', e,
+                        instance=instance)
+            kwargs = {k: v for k, v in kwargs.items() if k != 'storage_opt'}
+            self.client.containers.create(**kwargs)
         if CONF.docker.inject_key and instance.key_data:
             self.client.api.put_archive(
                 kwargs['name'], '/', container.authorized_keys_tar(

@@ -47,6 +47,85 @@ def engine_problems(info, networks):
     return problems
 
 
+def backing_filesystem(info):
+    """The file system under overlay2's layers, as the engine reports it."""
+    for entry in info.get('DriverStatus') or []:
+        if len(entry) == 2 and entry[0] == 'Backing Filesystem':
+            return entry[1]
+    return None
+
+
+def disk_limit_problem(info, mount=None):
+    """Why the engine cannot limit a container's disk, or None if it can.
+
+    :param info: ``docker info``
+    :param mount: (fstype, options) of the mount holding the engine's
+        DockerRootDir as this process sees it (:func:`mount_of`), or None
+
+    Docker's ``storage_opt`` size works on overlay2 over XFS mounted with
+    project quotas only. The engine reports the storage driver and the
+    backing file system, not the mount options: those come from
+    ``mount``, when it is the same XFS. Another file system there (this
+    process in another mount namespace) or none tells nothing: the
+    engine's answer at create is the last word.
+    """
+    driver = info.get('Driver')
+    if driver != 'overlay2':
+        return 'the storage driver is %r, not overlay2 over XFS' % driver
+    fs = backing_filesystem(info)
+    if fs != 'xfs':
+        return ('overlay2 is on %s, not on XFS mounted with pquota' %
+                (fs or 'an unreported file system'))
+    if mount and mount[0] == 'xfs' and 'prjquota' not in mount[1]:
+        return ('the XFS holding %s is mounted without project quotas '
+                '(mount it with -o pquota)' % info.get('DockerRootDir'))
+    return None
+
+
+def is_disk_limit_refusal(message):
+    """Is an engine error overlay2's refusal of ``storage_opt``?
+
+    overlay2 (Docker 20.10 to 28) answers "--storage-opt is supported
+    only for overlay over xfs with 'pquota' mount option".
+    """
+    return '--storage-opt is supported only' in message
+
+
+def mount_of(path, mountinfo):
+    """(fstype, options) of the mount holding ``path``, or None.
+
+    ``mountinfo``: the text of /proc/self/mountinfo. The options are the
+    per-mount and the super block ones together (XFS shows ``prjquota``
+    among the latter).
+    """
+    if not path:
+        return None
+    path = path.rstrip('/') or '/'
+    best = None
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if '-' not in fields:
+            continue
+        sep = fields.index('-')
+        point = fields[4].replace('\\040', ' ')
+        inside = (point == '/' or path == point or
+                  path.startswith(point.rstrip('/') + '/'))
+        if inside and (best is None or len(point) >= len(best[0])):
+            options = set(fields[5].split(','))
+            if len(fields) > sep + 3:
+                options |= set(fields[sep + 3].split(','))
+            best = (point, fields[sep + 1], options)
+    return best and best[1:]
+
+
+def read_mount_of(path, mountinfo='/proc/self/mountinfo'):
+    try:
+        with open(mountinfo) as f:
+            return mount_of(path, f.read())
+    except OSError:
+        return None
+
+
 def meminfo(text):
     """{'MemTotal': kB, ...} from the text of /proc/meminfo."""
     values = {}

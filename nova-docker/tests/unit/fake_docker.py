@@ -233,6 +233,12 @@ class FakeContainers(object):
             raise docker.errors.ImageNotFound('No such image: %s' % image)
         if name in api.store:
             raise docker.errors.APIError('Conflict: %s' % name)
+        if kwargs.get('storage_opt') and api.refuse_storage_opt:
+            api.calls.append(('create refused', name))
+            raise docker.errors.APIError(
+                '500 Server Error: Internal Server Error ("--storage-opt is '
+                'supported only for overlay over xfs with \'pquota\' mount '
+                'option")')
         cid = 'c%d' % next(_ids)
         layers = '/var/lib/docker/overlay2/%s' % cid
         api.store[name] = {
@@ -265,6 +271,7 @@ class FakeAPI(object):
         self.pids = itertools.count(100)
         self.clock = itertools.count(1)
         self.storage_driver = 'overlay2'
+        self.refuse_storage_opt = False     # an XFS without pquota
         # the engine's networks (an engine started with "bridge": "none" has these)
         self.network_list = [{'Name': 'host', 'Driver': 'host'},
                              {'Name': 'none', 'Driver': 'null'}]

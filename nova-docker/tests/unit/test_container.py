@@ -149,17 +149,26 @@ class TestContainer(testtools.TestCase):
         for none in (0, -1, None):
             self.assertEqual({}, container.pids_limits(none))
 
-    def test_create_kwargs_limits_tasks(self):
-        inst = helpers.instance()
+    def test_disk_limits_from_root_gb(self):
+        self.assertEqual({'storage_opt': {'size': '20G'}},
+                         container.disk_limits(20))
+        self.assertEqual({}, container.disk_limits(0))
+
+    def test_create_kwargs_limits_tasks_and_disk(self):
+        inst = helpers.instance(root_gb=5)
         kw = container.create_kwargs(inst, 'i', 'h', 'img', 'quota',
-                                     pids_limit=1024)
+                                     pids_limit=1024, disk_limit=True)
         self.assertEqual(1024, kw['pids_limit'])
-        # the rescue container is held to the same limit
-        self.assertEqual(1024, container.rescue_kwargs(kw, inst.uuid)[
-            'pids_limit'])
+        self.assertEqual({'size': '5G'}, kw['storage_opt'])
+        # the rescue container is held to the same limits
+        rescue = container.rescue_kwargs(kw, inst.uuid)
+        self.assertEqual(1024, rescue['pids_limit'])
+        self.assertEqual({'size': '5G'}, rescue['storage_opt'])
+        # no disk limit where the engine has none; no PID limit when 0
         kw = container.create_kwargs(inst, 'i', 'h', 'img', 'quota',
-                                     pids_limit=0)
+                                     pids_limit=0, disk_limit=False)
         self.assertNotIn('pids_limit', kw)
+        self.assertNotIn('storage_opt', kw)
         inst = helpers.instance(extra_specs={'docker:pids_limit': '64'})
         kw = container.create_kwargs(inst, 'i', 'h', 'img', 'quota',
                                      pids_limit=1024)

@@ -917,10 +917,29 @@ class TestHost(DriverTestCase):
 
 
 class TestLimits(DriverTestCase):
-    """PID limits."""
+    """PID and disk limits; what init_host says about the engine."""
+
+    XFS_INFO = {'DriverStatus': [['Backing Filesystem', 'xfs']],
+                'DockerRootDir': '/srv/docker'}
+
+    def setUp(self):
+        super().setUp()
+        self.conf.config(group='docker', host_attach='linuxbridge')
+        self.log = self.useFixture(fixtures.FakeLogger(
+            name='nova_docker_vmct.driver', level=logging.INFO))
 
     def host_config(self, inst):
         return self.client.api.store['nova-%s' % inst.uuid]['HostConfig']
+
+    def on_xfs(self, mount=('xfs', {'rw', 'prjquota'})):
+        """The engine on overlay2 over XFS; ``mount``: what we see."""
+        self.client.info_data.update(self.XFS_INFO)
+        self.useFixture(fixtures.MockPatch(
+            'nova_docker_vmct.hostinfo.read_mount_of',
+            lambda path: mount if path == '/srv/docker' else None))
+
+    def warnings(self, text):
+        return [line for line in self.log.output.splitlines() if text in line]
 
     def test_pids_limit_of_conf_and_flavor(self):
         inst, nw = self.make()
@@ -940,6 +959,71 @@ class TestLimits(DriverTestCase):
         self.assertIn("docker:pids_limit='lots'", str(e))
         self.assertEqual({}, self.client.api.store)
         self.assertEqual([], [c for c in self.ran if c[:2] == ['ip', 'link']])
+
+    def test_disk_limit_on_xfs_with_project_quotas(self):
+        self.on_xfs()
+        self.driver.init_host('h')
+        self.assertIn('disk limit: root_gb', self.log.output)
+        inst, nw = self.make(root_gb=10)
+        self.spawn(inst, nw)
+        self.assertEqual({'size': '10G'}, self.host_config(inst)['storage_opt'])
+        inst, nw = self.make(root_gb=0)
+        self.spawn(inst, nw)
+        self.assertNotIn('storage_opt', self.host_config(inst))
+        self.conf.config(group='docker', disk_limit='off')
+        self.driver.init_host('h')
+        inst, nw = self.make(root_gb=10)
+        self.spawn(inst, nw)
+        self.assertNotIn('storage_opt', self.host_config(inst))
+
+    def test_disk_limit_auto_on_ext4_says_so_once_and_spawns_without(self):
+        self.client.info_data['DriverStatus'] = [['Backing Filesystem',
+                                                  'extfs']]
+        self.driver.init_host('h')
+        for _ in range(2):
+            inst, nw = self.make()
+            self.spawn(inst, nw)
+            self.assertNotIn('storage_opt', self.host_config(inst))
+        said = self.warnings('Instances get no disk limit')
+        self.assertEqual(1, len(said))
+        self.assertIn('overlay2 is on extfs, not on XFS mounted with pquota',
+                      said[0])
+        self.assertIn('disk limit: none', self.log.output)
+
+    def test_disk_limit_required_refuses_an_engine_without(self):
+        self.conf.config(group='docker', disk_limit='required')
+        self.on_xfs(mount=('xfs', {'rw', 'noquota'}))
+        e = self.assertRaises(docker_driver.DiskLimitUnavailable,
+                              self.driver.init_host, 'h')
+        msg = str(e)
+        self.assertIn('[docker]disk_limit = required', msg)
+        self.assertIn('the XFS holding /srv/docker is mounted without '
+                      'project quotas', msg)
+        self.assertIn('or set [docker]disk_limit = auto', msg)
+
+    def test_engine_refusing_the_limit_after_all(self):
+        """auto: the container goes without it, and no spawn asks again."""
+        self.on_xfs(mount=None)         # init_host cannot see the mount
+        self.client.api.refuse_storage_opt = True
+        self.driver.init_host('h')
+        for _ in range(2):
+            inst, nw = self.make()
+            self.spawn(inst, nw)
+            self.assertNotIn('storage_opt', self.host_config(inst))
+            self.assertEqual('running', self.state(inst)['Status'])
+        self.assertEqual(1, len([c for c in self.client.api.calls
+                                 if c[0] == 'create refused']))
+        self.assertEqual(1, len(self.warnings('the engine refused one')))
+
+    def test_engine_refusing_the_limit_when_required_fails_the_spawn(self):
+        self.conf.config(group='docker', disk_limit='required')
+        self.on_xfs(mount=None)
+        self.client.api.refuse_storage_opt = True
+        self.driver.init_host('h')
+        inst, nw = self.make()
+        e = self.assertRaises(docker.errors.APIError, self.spawn, inst, nw)
+        self.assertIn('--storage-opt is supported only', str(e))
+        self.assertEqual({}, self.client.api.store)
 
 
 class TestManageImageCache(DriverTestCase):
