@@ -226,22 +226,32 @@ class DockerDriver(driver.ComputeDriver):
         self._check_engine(info)
         self._plugger.check_host('Docker driver')
         LOG.info('Docker engine %(version)s (API %(api)s) at %(url)s, '
-                 'Nova %(nova)s; disk limit: %(disk)s, PID limit: %(pids)s',
+                 'Nova %(nova)s; user namespaces remapped: %(userns)s, '
+                 'disk limit: %(disk)s, PID limit: %(pids)s',
                  {'version': version.get('Version'),
                   'api': version.get('ApiVersion'),
                   'url': CONF.docker.api_url, 'nova': nova_release,
+                  'userns': 'yes' if hostinfo.remaps_users(info) else 'NO',
                   'disk': 'root_gb' if self._disk_limit else 'none',
                   'pids': (CONF.docker.pids_limit
                            if CONF.docker.pids_limit > 0 else 'none')})
 
     def _check_engine(self, info):
-        """Refuse an engine unlike daemon.json; decide the disk limit."""
+        """Refuse an engine unlike daemon.json, warn where it may differ.
+
+        Decides the disk limit on the way (``[docker]disk_limit``).
+        """
         problems = hostinfo.engine_problems(info, self.client.api.networks())
         if problems:
             raise DockerEngineMisconfigured(url=CONF.docker.api_url,
                                             problems='; '.join(problems),
                                             path=hostinfo.DAEMON_JSON)
         self._disk_limit = self._decide_disk_limit(info)
+        for warning in hostinfo.engine_warnings(info):
+            LOG.warning('The Docker engine at %(url)s differs from %(path)s: '
+                        '%(warning)s', {'url': CONF.docker.api_url,
+                                        'path': hostinfo.DAEMON_JSON,
+                                        'warning': warning})
 
     def _decide_disk_limit(self, info):
         """Do instances get their root_gb as a disk limit?

@@ -47,6 +47,39 @@ def engine_problems(info, networks):
     return problems
 
 
+def engine_warnings(info):
+    """The settings of daemon.json the engine differs in, that init_host allows.
+
+    :param info: ``docker info``
+
+    An engine without ``userns-remap`` runs every container's root as the
+    host's root. It is a warning, not one of :func:`engine_problems`:
+    remapping moves the engine's data root (<root>/<uid>.<gid>), so the
+    containers of the instances a host already runs stay behind in the
+    old one, invisible to the remapping engine. Refusing to start there
+    would leave those instances unmanaged (no stop, no delete) rather than
+    safer; the operator switches the engine once the host is empty.
+    """
+    if remaps_users(info):
+        return []
+    return ['"userns-remap": the engine does not remap user namespaces, so '
+            'root in an instance is root on the host\'s files if it escapes '
+            'its container: set "userns-remap": "default" and restart the '
+            'engine once this host runs no instances (their containers stay '
+            'in the old data root)']
+
+
+def remaps_users(info):
+    """Is root in the engine's containers someone else on the host?
+
+    ``docker info`` SecurityOptions has ``name=userns`` when the engine
+    remaps user namespaces (daemon.json ``userns-remap``) and
+    ``name=rootless`` when the engine itself runs unprivileged.
+    """
+    names = {opt.split(',', 1)[0] for opt in info.get('SecurityOptions') or []}
+    return bool(names & {'name=userns', 'name=rootless'})
+
+
 def backing_filesystem(info):
     """The file system under overlay2's layers, as the engine reports it."""
     for entry in info.get('DriverStatus') or []:

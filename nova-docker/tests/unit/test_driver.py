@@ -821,6 +821,8 @@ class TestHost(DriverTestCase):
         self.assertEqual('none', settings['bridge'])
         self.assertEqual('overlay2', settings['storage-driver'])
         self.assertFalse(settings['iptables'])
+        # dockerd creates the user dockremap and its subordinate ids
+        self.assertEqual('default', settings['userns-remap'])
         self.assertEqual([], hostinfo.engine_problems(
             {'Driver': settings['storage-driver']}, []))
 
@@ -1024,6 +1026,22 @@ class TestLimits(DriverTestCase):
         e = self.assertRaises(docker.errors.APIError, self.spawn, inst, nw)
         self.assertIn('--storage-opt is supported only', str(e))
         self.assertEqual({}, self.client.api.store)
+
+    def test_init_host_warns_about_an_engine_without_userns_remap(self):
+        self.driver.init_host('h')
+        said = self.warnings('does not remap user namespaces')
+        self.assertEqual(1, len(said))
+        self.assertIn('unix:///var/run/docker.sock differs from '
+                      'nova-docker/etc/docker/daemon.json', said[0])
+        self.assertIn('"userns-remap": "default"', said[0])
+        self.assertIn('user namespaces remapped: NO', self.log.output)
+
+    def test_init_host_with_userns_remap_says_so(self):
+        self.client.info_data['SecurityOptions'] = [
+            'name=seccomp,profile=default', 'name=userns']
+        self.driver.init_host('h')
+        self.assertEqual([], self.warnings('does not remap'))
+        self.assertIn('user namespaces remapped: yes', self.log.output)
 
 
 class TestManageImageCache(DriverTestCase):

@@ -64,6 +64,21 @@ def info(driver='overlay2', fs='xfs', security=('name=seccomp,profile=default',)
 
 class TestEngineLimits(testtools.TestCase):
 
+    def test_remaps_users(self):
+        self.assertFalse(hostinfo.remaps_users(info()))
+        self.assertTrue(hostinfo.remaps_users(info(security=(
+            'name=seccomp,profile=default', 'name=userns'))))
+        self.assertTrue(hostinfo.remaps_users(info(security=(
+            'name=rootless',))))
+        self.assertFalse(hostinfo.remaps_users({}))
+
+    def test_engine_warnings_name_userns_remap(self):
+        [warning] = hostinfo.engine_warnings(info())
+        self.assertIn('"userns-remap": the engine does not remap', warning)
+        self.assertIn('once this host runs no instances', warning)
+        self.assertEqual([], hostinfo.engine_warnings(info(security=(
+            'name=seccomp,profile=default', 'name=userns'))))
+
     def test_mount_of_takes_the_longest_mount_point(self):
         fs, options = hostinfo.mount_of('/srv/docker/data', MOUNTINFO)
         self.assertEqual('xfs', fs)
