@@ -28,6 +28,7 @@ from nova.virt import fake as fake_virt
 from nova_docker_vmct import conf as docker_conf
 from nova_docker_vmct import privsep
 
+from tests.functional import engine
 from tests import helpers
 
 CONF = nova.conf.CONF
@@ -38,6 +39,9 @@ BUILD = os.path.join(REPO, 'tools', 'images', 'docker', 'build')
 IMAGE = os.environ.get('VMCT_DOCKER_IMAGE', 'vmct-workload:latest')
 IMAGE_TAR = os.environ.get('VMCT_DOCKER_IMAGE_TAR',
                            '/var/tmp/vmct-images/docker/vmct-workload.tar')
+# the shared engine (tools/docker/ensure-dockerd), unless DOCKER_HOST names
+# another (e.g. a private one: python -m tests.functional.engine start DIR)
+SHARED_ENGINE = os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'
 GATEWAY = '198.51.100.1'
 PREFIX = 24
 TIMINGS = os.environ.get('VMCT_DOCKER_TIMINGS')
@@ -188,14 +192,23 @@ def start_privsep_daemon():
 
 
 class DriverTestCase(testtools.TestCase):
-    """Loads the driver through Nova's loader against the real engine."""
+    """Loads the driver through Nova's loader against the real engine.
+
+    ``ENGINE``: None for the shared engine, or daemon.json settings of a
+    private engine the test starts (engine.PrivateEngine); ``ENGINE_XFS``:
+    mount options of a loop XFS under that engine's data root.
+    """
 
     NETWORK = 'linux'
+    ENGINE = None
+    ENGINE_XFS = None
 
     def setUp(self):
         super().setUp()
         self.useFixture(fixtures.Timeout(300, gentle=True))
-        self.docker = docker.from_env(timeout=120)
+        self.engine_url = self.engine()
+        self.docker = docker.DockerClient(base_url=self.engine_url,
+                                          timeout=120)
         self.addCleanup(self.docker.close)
         self.image_tar = ensure_image_tar()
         self.conf = self.useFixture(config_fixture.Config(CONF))
@@ -206,6 +219,7 @@ class DriverTestCase(testtools.TestCase):
         self.conf.config(host=self.host, instances_path=self.tmp,
                          vif_plugging_timeout=0)
         self.conf.config(group='docker',
+                         api_url=self.engine_url,
                          host_attach=('ovs' if self.NETWORK == 'ovs'
                                       else 'linuxbridge'),
                          soft_reboot_timeout=10,
@@ -230,6 +244,16 @@ class DriverTestCase(testtools.TestCase):
         with open(self.key_path + '.pub') as f:
             self.key_data = f.read()
         self.addCleanup(self._remove_leftovers)
+
+    def engine(self):
+        """URL of the engine of this test (see ENGINE)."""
+        if self.ENGINE is None:
+            return SHARED_ENGINE
+        private = self.useFixture(engine.PrivateEngine(
+            self.ENGINE, xfs=self.ENGINE_XFS))
+        if private.unavailable:
+            self.skipTest(private.unavailable)
+        return private.url
 
     def _remove_leftovers(self):
         """Whatever a failing test left behind: containers, cached images."""
