@@ -2,7 +2,9 @@
 
 The engine and the image come from the project's own scripts
 (tools/docker/ensure-dockerd, tools/images/docker/build: debootstrap + docker import,
-no registry). Containers use host networking and listen on free 127.0.0.1 ports only.
+no registry). Containers use host networking and listen on free 127.0.0.1 ports only; they
+run in the host's user namespace (--userns host), which an engine that remaps user namespaces
+requires for host networking, and which keeps the mounted key file (root's, 0600) readable.
 """
 
 import os
@@ -14,6 +16,11 @@ from tests.functional import sshd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IMAGE = "vmct-workload:latest"
+# On an engine that remaps user namespaces the image's files belong to the remapped root (uid
+# 100000) even in a --userns host container (Docker shares the remapped layers): sshd refuses
+# a privilege separation directory and a home that are not root's. Root here is the host's
+# root: it takes them back (a no-op on an engine that does not remap).
+SSHD_OWNED = "chown 0:0 /root /root/.ssh /run/sshd && "
 
 
 def ensure_image():
@@ -33,7 +40,7 @@ class Container(fixtures.Fixture):
         self.mounts = mounts
 
     def _setUp(self):
-        argv = ["docker", "run", "-d", "--rm", "--network", "host",
+        argv = ["docker", "run", "-d", "--rm", "--network", "host", "--userns", "host",
                 "--label", "vmct-test=1"]
         for source, target in self.mounts:
             argv += ["-v", "%s:%s:ro" % (source, target)]
@@ -61,7 +68,7 @@ class SSHContainer(fixtures.Fixture):
         os.chmod(path, 0o755)
         self.port = sshd.free_port()
         self.container = self.useFixture(Container(
-            "mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -p %d "
+            "mkdir -p /run/sshd && " + SSHD_OWNED + "exec /usr/sbin/sshd -D -e -p %d "
             "-o ListenAddress=127.0.0.1" % self.port,
             mounts=[(self.key_file + ".pub", "/root/.ssh/authorized_keys")]))
         sshd.wait_for_banner(self.host, self.port)

@@ -121,12 +121,17 @@ def raw_docker_run(image="vmct-workload:latest", port=40122):
     """Seconds from `docker run -d` to sshd's banner in the container.
 
     The AIO's engine has no bridge network: the container shares the host's, its sshd
-    listens on 127.0.0.1:``port`` only.
+    listens on 127.0.0.1:``port`` only. Host networking needs the host's user namespace
+    (``--userns host``) on an engine that remaps them: the raw container then skips the
+    user namespace the driver's instances get, and sees the image's files as the remapped
+    root's, so root takes back what sshd checks first (a no-op on an engine that does not remap).
     """
     name = "vmct-gap-raw-%s" % uuid.uuid4().hex[:6]
     started = time.monotonic()
-    subprocess.run(["docker", "run", "-d", "--rm", "--network", "host", "--name", name, image,
-                    "/usr/sbin/sshd", "-D", "-p", str(port), "-o", "ListenAddress=127.0.0.1"],
+    subprocess.run(["docker", "run", "-d", "--rm", "--network", "host", "--userns", "host",
+                    "--name", name, image, "sh", "-c",
+                    "chown 0:0 /root /root/.ssh /run/sshd && exec /usr/sbin/sshd -D -p %d "
+                    "-o ListenAddress=127.0.0.1" % port],
                    check=True, stdout=subprocess.DEVNULL)
     try:
         while time.monotonic() - started < 60:
