@@ -20,14 +20,15 @@ import contextlib
 import ipaddress
 import os
 import re
+import stat
 
 from nova_docker_vmct import vif
 
-# Where Docker keeps the network namespaces of its containers
-# (NetworkSettings.SandboxKey; /var/run is /run on current distributions).
-# Docker names each by the first 12 hex digits of its sandbox id; the host's
-# own namespace is there too, as "default", and is refused by the pattern.
-NETNS_DIRS = ('/run/docker/netns', '/var/run/docker/netns')
+# Docker keeps its containers' network namespaces (NetworkSettings.SandboxKey)
+# in <exec-root>/netns, /run/docker/netns by default (spelt /var/run), named
+# by the first 12 hex digits of the sandbox id. The host's own namespace is
+# there too, as "default", and is refused by the pattern.
+NETNS_DIR_NAME = 'netns'
 NETNS_NAME = re.compile(r'[0-9a-f]{12}')
 IFNAME = re.compile(r'[A-Za-z0-9_.-]{1,15}')
 MAC = re.compile(r'[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}')
@@ -117,21 +118,45 @@ def _strings(values):
     return values
 
 
+def _root_only(path):
+    """Every directory from / to ``path`` is root's and only root writes it.
+
+    As sshd's StrictModes: nobody but root can then put a file there or
+    swap one, so what is checked is what gets opened.
+    """
+    while True:
+        st = os.stat(path)
+        if st.st_uid != 0 or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return False
+        if path == '/':
+            return True
+        path = os.path.dirname(path)
+
+
 @contextlib.contextmanager
 def open_netns(path, own='/proc/self/ns/net'):
     """An fd of a container's network namespace, given by its path.
 
-    Only ``<NETNS_DIRS>/<12 hex digits>``, the last component no symlink
-    (O_NOFOLLOW), a network namespace (the nsfs file system of ``own``),
-    and not this process's own namespace (the host's). The fd is what the
-    caller uses, so the checked file is the one entered.
+    Only ``<a Docker exec root>/netns/<12 hex digits>``: an absolute path
+    without ``..``, in a directory named netns that only root can write
+    (every directory up to /), the last component no symlink (O_NOFOLLOW),
+    a network namespace (the nsfs file system of ``own``), and not this
+    process's own namespace (the host's). The fd is what the caller uses,
+    so the checked file is the one entered.
     """
-    if not isinstance(path, str) or os.path.dirname(path) not in NETNS_DIRS \
-            or not NETNS_NAME.fullmatch(os.path.basename(path)):
+    folder, name = os.path.split(path) if isinstance(path, str) else ('', '')
+    if not os.path.isabs(path or '') or '..' in path.split('/') or \
+            os.path.basename(folder) != NETNS_DIR_NAME or \
+            not NETNS_NAME.fullmatch(name):
         _refuse('netns', path, 'a Docker container\'s network namespace, '
-                '%s/<12 hex digits>' % NETNS_DIRS[0])
+                '/run/docker/netns/<12 hex digits>')
+    real = os.path.realpath(folder)
+    if not _root_only(real):
+        _refuse('netns', path, 'its folder (%s) is not writable by root '
+                'only' % real)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(os.path.join(real, name),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as e:
         _refuse('netns', path, 'cannot be opened without following a '
                 'symlink (%s)' % e.strerror)

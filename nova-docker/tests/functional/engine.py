@@ -70,7 +70,9 @@ class Layout(object):
     def __init__(self, state, data_root=None):
         self.state = os.path.abspath(state)
         self.data_root = data_root or os.path.join(self.state, 'data')
-        self.exec_root = os.path.join(self.state, 'exec')
+        # where its containers' netns are: a folder only root can write,
+        # all the way up, or the driver's privsep daemons refuse them
+        self.exec_root = '/run/%s.exec' % os.path.basename(self.state)
         self.pidfile = os.path.join(self.state, 'dockerd.pid')
         self.config = os.path.join(self.state, 'daemon.json')
         self.log = os.path.join(self.state, 'dockerd.log')
@@ -255,6 +257,8 @@ class PrivateEngine(fixtures.Fixture):
         # a remapped root (uid 100000) must get through to its data root
         os.chmod(state, 0o755)
         self.addCleanup(shutil.rmtree, state, ignore_errors=True)
+        self.addCleanup(shutil.rmtree, Layout(state).exec_root,
+                        ignore_errors=True)
         data_root = None
         if self.xfs is not None:
             data_root = os.path.join(state, 'xfs')

@@ -119,17 +119,36 @@ class TestChecksComeFirst(testtools.TestCase):
             self.assertIn('refused', self.refused(
                 linux_net.move_to_netns, 'vns0123456789a', path), path)
 
+    def netns_folder(self):
+        folder = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                              'netns')
+        os.mkdir(folder)
+        return folder
+
+    def test_a_folder_others_can_write_is_refused(self):
+        path = os.path.join(self.netns_folder(), '0123456789ab')
+        open(path, 'w').close()
+        # /tmp: anyone may create files there
+        self.assertIn('not writable by root only', self.refused(
+            linux_net.move_to_netns, 'vns0123456789a', path))
+
     def test_a_file_that_is_no_namespace_is_refused(self):
-        tmp = self.useFixture(fixtures.TempDir()).path
-        fake = os.path.join(tmp, '0123456789ab')
+        folder = self.netns_folder()
+        self.patch(arguments, '_root_only', lambda path: True)
+        fake = os.path.join(folder, '0123456789ab')
         open(fake, 'w').close()
-        self.patch(arguments, 'NETNS_DIRS', (tmp,))
         self.assertIn('not a network namespace', self.refused(
             linux_net.move_to_netns, 'vns0123456789a', fake))
-        link = os.path.join(tmp, 'abcdef012345')
+        link = os.path.join(folder, 'abcdef012345')
         os.symlink('/proc/self/ns/net', link)
         self.assertIn('symlink', self.refused(
             linux_net.move_to_netns, 'vns0123456789a', link))
+
+    def test_root_only_folders(self):
+        folder = self.netns_folder()
+        os.chmod(folder, 0o755)
+        self.assertFalse(arguments._root_only(folder))   # /tmp is 1777
+        self.assertTrue(arguments._root_only('/proc/self'))
 
     def test_accepted_calls_reach_netlink(self):
         linux_net.create_veth_pair('tap0123456789a', 'vns0123456789a', None)
