@@ -1,11 +1,13 @@
-"""End-to-end: the Docker computes run without root; their root work goes through privsep.
+"""End-to-end: the Docker computes run as nova; their root work on ports goes through privsep.
 
 tools/aio runs each Docker compute's nova-compute as the user nova (tools/aio/lib/users.sh):
-in the docker group, no root, started with no sudo shim on its PATH. Plugging a port runs in
-the driver's privsep daemon (nova_docker_vmct.privsep.vif_plug), which Nova's root helper
-started: sudo, nova-rootwrap with the driver's filters (nova-docker/etc/nova/rootwrap.d), then
-privsep-helper with that compute's config files. The demo, conformance and the fault tests
-ran their Docker instances through these processes before this test looks at them.
+not root, started with no sudo shim on its PATH, but in the docker group (the engine's socket,
+root-equivalent) and in the OVSDB socket's group (os-vif). Plugging a port runs in the
+driver's two privsep daemons (nova_docker_vmct.privsep.vif_plug and .netns_plug), which Nova's
+root helper started: sudo, nova-rootwrap with the driver's filters
+(nova-docker/etc/nova/rootwrap.d), then privsep-helper with that compute's config files. The
+demo, conformance and the fault tests ran their Docker instances through these processes
+before this test looks at them. OVSDB answers on its unix socket only.
 """
 
 import grp
@@ -16,10 +18,11 @@ from tests.e2e import faults
 from tests.e2e import test_demo_task
 
 DOCKER_COMPUTES = ("docker", "docker2")
-CONTEXT = "nova_docker_vmct.privsep.vif_plug"
+# each of the driver's contexts and the capabilities its daemon keeps (effective, permitted)
+CONTEXTS = {"nova_docker_vmct.privsep.vif_plug": "CAP_NET_ADMIN",
+            "nova_docker_vmct.privsep.netns_plug": "CAP_NET_ADMIN|CAP_NET_RAW|CAP_SYS_ADMIN"}
 # what oslo.privsep's daemon logs (into its client's log) once it dropped to its capabilities
 CAPS_LINE = "privsep process running with capabilities (eff/prm/inh): "
-VIF_PLUG_CAPS = "CAP_NET_ADMIN|CAP_NET_RAW|CAP_SYS_ADMIN|CAP_SYS_PTRACE"
 
 
 def status(pid):
@@ -43,8 +46,8 @@ def compute_pid(name):
         return int(f.read().strip())
 
 
-def privsep_daemons(conf):
-    """(pid, argv) of the vif_plug daemons started with config file ``conf``."""
+def privsep_daemons(conf, context):
+    """(pid, argv) of the daemons of ``context`` started with config file ``conf``."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -53,7 +56,7 @@ def privsep_daemons(conf):
             argv = argv_of(int(entry))
         except OSError:
             continue
-        if CONTEXT in argv and conf in argv and any(
+        if context in argv and conf in argv and any(
                 a.endswith("privsep-helper") for a in argv):
             found.append((int(entry), argv))
     return found
@@ -66,6 +69,7 @@ class PrivilegeTest(test_demo_task.ArtifactTest):
     def load_artifacts(cls):
         cls.nova = pwd.getpwnam("nova")
         cls.docker_gid = grp.getgrnam("docker").gr_gid
+        cls.ovsdb_gid = grp.getgrnam(faults.VALUES["VMCT_OVSDB_GROUP"]).gr_gid
 
     def setUp(self):
         super().setUp()
@@ -73,32 +77,55 @@ class PrivilegeTest(test_demo_task.ArtifactTest):
         if down:
             self.fail(down)
 
-    def test_docker_computes_run_as_nova_in_the_docker_group(self):
+    def test_docker_computes_run_as_nova_in_the_docker_and_ovsdb_groups(self):
         for name in DOCKER_COMPUTES:
             fields = status(compute_pid(name))
             self.assertEqual([self.nova.pw_uid] * 4, fields["Uid"], name)
             self.assertEqual([self.nova.pw_gid] * 4, fields["Gid"], name)
             self.assertIn(self.docker_gid, fields["Groups"], name)
+            self.assertIn(self.ovsdb_gid, fields["Groups"], name)
             self.assertNotIn(0, fields["Groups"], name)
 
-    def test_root_work_goes_to_the_privsep_daemon_as_root(self):
+    def test_root_work_goes_to_the_privsep_daemons_as_root(self):
         for name in DOCKER_COMPUTES:
             conf = os.path.join(faults.AIO_DIR, "etc", "nova", "compute-%s.conf" % name)
-            daemons = privsep_daemons(conf)
-            # started by init_host (the driver checks it can plug before it takes instances)
-            self.assertTrue(daemons, "%s: no privsep daemon with %s" % (name, conf))
-            for pid, argv in daemons:
-                self.assertEqual(0, status(pid)["Uid"][0], argv)
-                # through nova-rootwrap's exec_dirs: the venv's privsep-helper
-                self.assertIn(os.path.join(faults.AIO_DIR, "venv", "bin", "privsep-helper"),
-                              argv)
+            for context in CONTEXTS:
+                daemons = privsep_daemons(conf, context)
+                # started by init_host (the driver checks it can plug before it takes
+                # instances)
+                self.assertTrue(daemons, "%s: no %s daemon with %s" % (name, context, conf))
+                for pid, argv in daemons:
+                    self.assertEqual(0, status(pid)["Uid"][0], argv)
+                    # through nova-rootwrap's exec_dirs: the venv's privsep-helper
+                    self.assertIn(os.path.join(faults.AIO_DIR, "venv", "bin",
+                                               "privsep-helper"), argv)
 
-    def test_the_daemon_keeps_only_its_capabilities(self):
+    def test_each_daemon_keeps_only_its_capabilities(self):
         for name in DOCKER_COMPUTES:
             log = os.path.join(faults.AIO_DIR, "logs", "nova-compute-%s.log" % name)
+            # the running nova-compute's lines (oslo.log writes its pid after the time)
+            own = " %d " % compute_pid(name)
             with open(log, errors="replace") as f:
-                lines = [line for line in f if CAPS_LINE in line]
-            self.assertTrue(lines, "%s: no privsep daemon start in %s" % (name, log))
-            # the last daemon this compute started: effective and permitted, none inheritable
-            self.assertEqual("%s/%s/none" % (VIF_PLUG_CAPS, VIF_PLUG_CAPS),
-                             lines[-1].split(CAPS_LINE, 1)[1].strip(), name)
+                started = sorted({line.split(CAPS_LINE, 1)[1].strip()
+                                  for line in f if CAPS_LINE in line and own in line})
+            # effective and permitted, none inheritable; os-vif's (the hybrid plug's) keeps
+            # CAP_NET_ADMIN too
+            self.assertEqual(sorted("%s/%s/none" % (caps, caps)
+                                    for caps in set(CONTEXTS.values())),
+                             started, "%s: the daemons %s started" % (name, log))
+
+    def test_ovsdb_answers_on_its_unix_socket_only(self):
+        remotes = faults.run("ovs-appctl", "-t", self.ovsdb_ctl(),
+                             "ovsdb-server/list-remotes").split()
+        self.assertEqual([], [r for r in remotes if not r.startswith(("punix:", "db:"))])
+        self.assertEqual("", faults.run("ovs-vsctl", "get-manager").strip())
+        sock = os.stat(faults.VALUES["VMCT_OVSDB_SOCKET"])
+        self.assertEqual((0, self.ovsdb_gid, 0o770),
+                         (sock.st_uid, sock.st_gid, sock.st_mode & 0o777))
+
+    @staticmethod
+    def ovsdb_ctl():
+        with open(os.path.join(faults.AIO_DIR, "pids", "ovsdb-server.pid")) as f:
+            pid = f.read().strip()
+        return os.path.join(os.path.dirname(faults.VALUES["VMCT_OVSDB_SOCKET"]),
+                            "ovsdb-server.%s.ctl" % pid)

@@ -68,7 +68,7 @@ class PluginTestCase(testtools.TestCase):
             "PATH": os.environ["PATH"], "HOME": self.tmp, "LC_ALL": "C",
             "STUB_LOG": self.log, "ENABLED_SERVICES": services,
             "DEST": os.path.join(self.tmp, "stack"), "DATA_DIR": self.data,
-            "STACK_USER": "stack", "REGION_NAME": "RegionOne",
+            "STACK_USER": "stack", "STACK_GROUP": "stack", "REGION_NAME": "RegionOne",
             "NOVA_CONF_DIR": "/etc/nova", "NOVA_CONF": "/etc/nova/nova.conf",
             "NOVA_CPU_CONF": "/etc/nova/nova-cpu.conf", "NOVA_BIN_DIR": self.bin,
             "VIRT_DRIVER": "libvirt",

@@ -176,6 +176,8 @@ class PostConfigTestCase(base.PluginTestCase):
             # ports bound to this node's own agent, on its integration bridge
             [nova, "docker", "network_binding_host", "node1"],
             [nova, "docker", "integration_bridge", "br-int"],
+            # os-vif on OVSDB's unix socket, never devstack's TCP remote
+            [nova, "os_vif_ovs", "ovsdb_connection", "unix:/var/run/openvswitch/db.sock"],
         ], r.named("iniset"))
         self.assertTrue(os.path.isdir(state + "/instances"))
         self.assertTrue(os.path.isdir(state + "/locks"))
@@ -207,8 +209,18 @@ class PostConfigTestCase(base.PluginTestCase):
         self.assertRan(r)
         self.assertEqual([["/etc/nova/nova.conf", "DEFAULT", "compute_driver",
                            "docker.DockerDriver"],
-                          ["/etc/nova/nova.conf", "docker", "soft_reboot_timeout", "20"]],
+                          ["/etc/nova/nova.conf", "docker", "soft_reboot_timeout", "20"],
+                          # nova-cpu.conf gets devstack's TCP remote after post-config: the
+                          # Docker compute reads this file last
+                          ["/etc/nova/nova-vmct-docker.conf", "os_vif_ovs", "ovsdb_connection",
+                           "unix:/var/run/openvswitch/db.sock"]],
                          r.named("iniset"))
+
+    def test_ovsdb_socket_of_ovn_built_from_source(self):
+        r = self.run_plugin("stack", "post-config", OVS_RUNDIR="/usr/local/var/run/openvswitch")
+        self.assertRan(r)
+        self.assertIn(["/etc/nova/nova-vmct-docker.conf", "os_vif_ovs", "ovsdb_connection",
+                       "unix:/usr/local/var/run/openvswitch/db.sock"], r.named("iniset"))
 
     OVN_NODE = base.SINGLE_NODE.replace("q-agt,q-dhcp", "ovn-controller,ovn-northd,q-ovn-agent")
 
@@ -367,11 +379,16 @@ function stub_sudo_hook {
         self.assertRan(r)
         self.assertEqual(
             [["stop_process", "n-cpu"],
-             ["run_process", "n-cpu", "%s/nova-compute --config-file /etc/nova/nova-cpu.conf"
-              % self.bin, "docker"]],
+             ["run_process", "n-cpu", "%s/nova-compute --config-file /etc/nova/nova-cpu.conf "
+              "--config-file /etc/nova/nova-vmct-docker.conf" % self.bin, "docker"]],
             [c for c in r.calls if c[0] in ("stop_process", "run_process")])
         self.assertEqual([], r.named("openstack"))
-        self.assertEqual([], r.named("sudo"))
+        # the stack user's nova-compute may connect to OVSDB's unix socket, before it starts
+        sock = "/var/run/openvswitch/db.sock"
+        self.assertEqual([["chgrp", "stack", sock], ["chmod", "0770", sock]],
+                         r.named("sudo"))
+        self.assertLess(r.calls.index(["sudo", "chmod", "0770", sock]),
+                        r.calls.index(["stop_process", "n-cpu"]))
 
     def test_multinode_controller_describes_both_kinds(self):
         r = self.run_extra(services="key,n-api,n-cpu,q-dhcp", VMCT_KINDS="kvm docker",

@@ -144,6 +144,9 @@ discover_hosts_in_cells_interval = -1
 enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,SameHostFilter,DifferentHostFilter
 [oslo_concurrency]
 lock_path = $S/data/nova/locks
+[os_vif_ovs]
+# os-vif (every compute's, the Docker driver's too) on OVSDB's unix socket: no TCP remote
+ovsdb_connection = unix:$VMCT_OVSDB_SOCKET
 [vnc]
 enabled = false
 [glance]
@@ -269,7 +272,7 @@ ovs_use_veth = true
 dhcp_driver = neutron.agent.linux.dhcp.Dnsmasq
 enable_isolated_metadata = false
 [ovs]
-ovsdb_connection = tcp:127.0.0.1:6640
+ovsdb_connection = unix:$VMCT_OVSDB_SOCKET
 EOF
     # routers live in qrouter- namespaces of this host and route only between tenant subnets
     write_if_changed "$S/etc/neutron/l3_agent.ini" <<EOF || true
@@ -278,7 +281,7 @@ interface_driver = openvswitch
 ovs_use_veth = true
 agent_mode = legacy
 [ovs]
-ovsdb_connection = tcp:127.0.0.1:6640
+ovsdb_connection = unix:$VMCT_OVSDB_SOCKET
 EOF
     write_ovs_agent_conf "$S/etc/neutron/openvswitch_agent.ini" "$AIO_HOST" br-int br-ex 6633
 }
@@ -293,7 +296,7 @@ metadata_proxy_shared_secret = $METADATA_PASS
 metadata_workers = 1
 state_path = $S/data/neutron
 [ovs]
-ovsdb_connection = tcp:127.0.0.1:6640
+ovsdb_connection = unix:$VMCT_OVSDB_SOCKET
 [ovn]
 ovn_sb_connection = $OVN_SB
 EOF
@@ -309,7 +312,7 @@ host = $2
 datapath_type = netdev
 integration_bridge = $3
 bridge_mappings = physnet1:$4
-ovsdb_connection = tcp:127.0.0.1:6640
+ovsdb_connection = unix:$VMCT_OVSDB_SOCKET
 of_listen_address = 127.0.0.1
 of_listen_port = $5
 [agent]

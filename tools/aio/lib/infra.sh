@@ -44,15 +44,16 @@ start_rabbitmq() {
     fi
 }
 
-OVS_RUN=/var/run/openvswitch
+OVS_RUN=$(dirname "$VMCT_OVSDB_SOCKET")
 start_ovs() {
     mkdir -p "$OVS_RUN" "$S/data/ovs"
     [ -f "$S/data/ovs/conf.db" ] || ovsdb-tool create "$S/data/ovs/conf.db" /usr/share/openvswitch/vswitch.ovsschema
     if ! pidfile_alive ovsdb-server; then
-        ovsdb-server "$S/data/ovs/conf.db" --remote=punix:$OVS_RUN/db.sock --remote=ptcp:6640:127.0.0.1 \
+        ovsdb-server "$S/data/ovs/conf.db" --remote="punix:$VMCT_OVSDB_SOCKET" \
             --pidfile="$S/pids/ovsdb-server.pid" --detach -vconsole:off --log-file="$S/logs/ovsdb-server.log" 9>&-
         ovs-vsctl --no-wait init
     fi
+    ovsdb_unix_only
     # userspace TSO => vnet headers on tap/AF_PACKET ports; without it guest TCP gets bad checksums
     ovs-vsctl --no-wait set Open_vSwitch . other_config:userspace-tso-enable=true
     # --monitor, as ovs-ctl starts it: a crash (an error signal) restarts it, and OVN's and the
@@ -66,6 +67,24 @@ start_ovs() {
     fi
     wait_for "ovs-vswitchd" 30 ovs-vsctl --timeout=2 show || die "OVS did not start"
     ovs-vsctl --may-exist add-br br-ex -- set bridge br-ex datapath_type=netdev
+}
+
+# ovsdb_unix_only: OVSDB reachable on its unix socket only, by root and the socket's group
+# (lib/users.sh puts a nova-compute that is not root in it): a TCP remote a state of an older up
+# left is removed from the running server, and so is any manager (ovs-vsctl set-manager)
+ovsdb_unix_only() {
+    local ctl=$OVS_RUN/ovsdb-server.$(cat "$S/pids/ovsdb-server.pid").ctl remote
+    for remote in $(ovs-appctl -t "$ctl" ovsdb-server/list-remotes); do
+        case $remote in
+            punix:*|db:*) ;;
+            *) log "OVSDB: removing the remote $remote (unix socket only)"
+               ovs-appctl -t "$ctl" ovsdb-server/remove-remote "$remote" ;;
+        esac
+    done
+    ovs-vsctl --no-wait del-manager
+    ensure_ovsdb_group
+    chgrp "$VMCT_OVSDB_GROUP" "$VMCT_OVSDB_SOCKET" && chmod 0770 "$VMCT_OVSDB_SOCKET" \
+        || die "cannot give $VMCT_OVSDB_SOCKET to the group $VMCT_OVSDB_GROUP"
 }
 
 start_libvirt() {

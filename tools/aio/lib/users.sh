@@ -1,13 +1,16 @@
 # shellcheck shell=bash
-# Unprivileged nova-compute (sourced by tools/aio/up and down). A compute registered with
-# user=NAME (computes.d/20-docker.sh: nova) runs as that user, as packaged compute nodes run it:
-# in the docker group for the engine's socket, no root. Its root work goes through oslo.privsep
-# daemons that Nova's root helper starts: `sudo nova-rootwrap $S/etc/nova/rootwrap.conf
-# privsep-helper ...`, allowed by one sudoers file and the rootwrap filters Nova and the driver
-# ship (the driver's: nova-docker/etc/nova/rootwrap.d/docker.filters). The other computes run as
-# root and reach the same rootwrap through the sudo shim ($S/bin/sudo, lib/install.sh).
+# nova-compute as a user of its own (sourced by tools/aio/up and down). A compute registered
+# with user=NAME (computes.d/20-docker.sh: nova) runs as that user, as packaged compute nodes
+# run it: not root, but in the docker group for the engine's socket, which is root-equivalent
+# (a member can start a privileged container), and in the OVSDB socket's group (os-vif
+# reconfigures Open vSwitch). Its root work on ports goes through oslo.privsep daemons that
+# Nova's root helper starts: `sudo nova-rootwrap $S/etc/nova/rootwrap.conf privsep-helper ...`,
+# allowed by one sudoers file and the rootwrap filters Nova and the driver ship (the driver's:
+# nova-docker/etc/nova/rootwrap.d/docker.filters); each daemon serves a few typed entrypoints.
+# The other computes run as root and reach the same rootwrap through the sudo shim
+# ($S/bin/sudo, lib/install.sh).
 SUDOERS=/etc/sudoers.d/vmct-aio-nova-compute
-# what an unprivileged compute has on its PATH: the venv's entry points and the system's, not
+# what a compute of its own user has on its PATH: the venv's entry points and the system's, not
 # the sudo shim of $S/bin (a real sudo must start its privsep daemons)
 COMPUTE_USER_PATH=$VENV/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -20,19 +23,30 @@ install_driver_rootwrap_filters() {
     done
 }
 
-# ensure_compute_user USER: the system user (its group, the docker group) and the sudoers file
-# that lets it start privsep daemons through nova-rootwrap, checked by visudo before use
+# ensure_ovsdb_group: the group of OVSDB's unix socket (lib/infra.sh), whose members may
+# reconfigure Open vSwitch
+ensure_ovsdb_group() {
+    getent group "$VMCT_OVSDB_GROUP" >/dev/null || groupadd --system "$VMCT_OVSDB_GROUP" \
+        || die "groupadd $VMCT_OVSDB_GROUP failed"
+}
+
+# ensure_compute_user USER: the system user (its group, the docker group for the engine's
+# socket, the OVSDB socket's group for os-vif) and the sudoers file that lets it start privsep
+# daemons through nova-rootwrap, checked by visudo before use
 ensure_compute_user() {
-    local u=$1 tmp
+    local u=$1 tmp g
     # /usr/bin/sudo: up's PATH starts with the shim
     if [ ! -x /usr/bin/sudo ] || [ ! -x /usr/sbin/visudo ]; then die "sudo is missing (Debian: sudo)"; fi
     getent group docker >/dev/null || die "no docker group (the docker.io package makes it)"
+    ensure_ovsdb_group
     if ! id "$u" >/dev/null 2>&1; then
-        log "creating the system user $u (nova-compute without root)"
+        log "creating the system user $u (nova-compute as a user of its own)"
         useradd --system --user-group --no-create-home --home-dir "$S/data/$u-home" \
             --shell /usr/sbin/nologin "$u" || die "useradd $u failed"
     fi
-    id -nG "$u" | tr ' ' '\n' | grep -qx docker || usermod -a -G docker "$u"
+    for g in docker "$VMCT_OVSDB_GROUP"; do
+        id -nG "$u" | tr ' ' '\n' | grep -qx "$g" || usermod -a -G "$g" "$u"
+    done
     tmp=$(mktemp)
     cat > "$tmp" <<SUDO
 # tools/aio (lib/users.sh): $u runs nova-compute; Nova's root helper starts privsep daemons
