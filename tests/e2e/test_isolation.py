@@ -26,8 +26,8 @@ DOCKER_BOOTS = 2
 BUILD_TIMEOUT = 300
 
 
-@test_demo_task.needs_e2e
-class IsolationTest(test_demo_task.ArtifactTest):
+class AggregateTestCase(test_demo_task.ArtifactTest):
+    """Boots outside Rally on the running cloud and where Nova tried to put them."""
 
     @classmethod
     def load_artifacts(cls):
@@ -94,6 +94,10 @@ class IsolationTest(test_demo_task.ArtifactTest):
     def host(self, server):
         return faults.openstack("server", "show", server, "-f", "value",
                                 "-c", "OS-EXT-SRV-ATTR:host").strip()
+
+
+@test_demo_task.needs_e2e
+class IsolationTest(AggregateTestCase):
 
     def test_a_plain_image_never_goes_to_a_docker_host(self):
         self.disable_fake_compute()

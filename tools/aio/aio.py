@@ -14,9 +14,11 @@ Run with the AIO venv python and the admin credentials in the environment (admin
                                 agent of every HOST are up (nova-compute reporting after EPOCH,
                                 when it started); BACKEND ovs (its OVS agent) or ovn (its
                                 chassis' ovn-controller)
-  zones TIMEOUT AZ=HOST[=TRAIT]...   aggregate AZ holds HOST (availability zone AZ; with
-                                TRAIT, isolated: trait:TRAIT=required), then wait until
-                                every HOST's hypervisor has a placement provider
+  zones TIMEOUT PROJECTS AZ=HOST[=TRAIT]...   aggregate AZ holds HOST (availability zone AZ;
+                                with TRAIT, isolated: trait:TRAIT=required, and with PROJECTS
+                                (names, space-separated; may be empty) scoped to them:
+                                filter_tenant_id), then wait until every HOST's hypervisor
+                                has a placement provider
   network-id                    print the id of vmct-net
   member NAME                   project NAME and its user NAME (password MEMBER_PASS) with the
                                 member role only: a Rally user without admin
@@ -182,19 +184,34 @@ def agent_alive(conn, host, *agent_types):
                if a.agent_type in agent_types)
 
 
-def aggregate(conn, az, host, trait=""):
+def aggregate(conn, az, host, trait="", tenants=""):
     """Aggregate AZ (its availability zone too) holds HOST.
 
     With TRAIT, it takes only servers whose image or flavor requires TRAIT (metadata
-    trait:TRAIT=required, Nova's isolated aggregate filtering).
+    trait:TRAIT=required, Nova's isolated aggregate filtering), and with TENANTS (project ids,
+    comma-separated) only those projects' servers (filter_tenant_id, Nova's
+    AggregateMultiTenancyIsolation: every other project is kept off); without, any project's.
     """
     agg = conn.compute.find_aggregate(az)
     if agg is None:
         agg = conn.compute.create_aggregate(name=az, availability_zone=az)
     if host not in (agg.hosts or []):
         conn.compute.add_host_to_aggregate(agg, host)
-    if trait and (agg.metadata or {}).get("trait:" + trait) != "required":
+    metadata = agg.metadata or {}
+    if trait and metadata.get("trait:" + trait) != "required":
         conn.compute.set_aggregate_metadata(agg, {"trait:" + trait: "required"})
+    if trait and metadata.get(TENANT_KEY) != (tenants or None):
+        # None removes the key
+        conn.compute.set_aggregate_metadata(agg, {TENANT_KEY: tenants or None})
+
+
+TENANT_KEY = "filter_tenant_id"
+
+
+def project_ids(conn, names):
+    """The ids of the projects NAMES (space-separated), comma-separated; they must exist."""
+    return ",".join(conn.identity.find_project(name, ignore_missing=False).id
+                    for name in names.split())
 
 
 def hypervisor_ready(conn, host):
@@ -309,11 +326,12 @@ def wait_computes(conn, backend, timeout, specs):
                          lambda h: agent_alive(conn, h, *types)))
 
 
-def zones(conn, timeout, pairs):
+def zones(conn, timeout, pairs, tenant_names=""):
     hosts = []
+    tenants = project_ids(conn, tenant_names)
     for pair in pairs:
         az, host, trait = (pair.split("=") + [""])[:3]
-        aggregate(conn, az, host, trait)
+        aggregate(conn, az, host, trait, tenants)
         hosts.append(host)
     return wait_all("hypervisor in placement", timeout, hosts,
                     lambda h: hypervisor_ready(conn, h))
@@ -362,7 +380,7 @@ def main(argv):
     elif cmd == "wait-computes":
         return 0 if wait_computes(conn, args[0], int(args[1]), args[2:]) else 1
     elif cmd == "zones":
-        return 0 if zones(conn, int(args[0]), args[1:]) else 1
+        return 0 if zones(conn, int(args[0]), args[2:], args[1]) else 1
     elif cmd == "network-id":
         print(conn.network.find_network(NET_NAME).id)
     elif cmd == "member":

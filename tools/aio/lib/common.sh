@@ -42,6 +42,13 @@ if [ "$AIO_NEUTRON" = ovn ] && [ -n "${VMCT_AIO_FIREWALL:-}" ]; then
     echo "VMCT_AIO_FIREWALL applies to ML2/OVS only: unset it with VMCT_AIO_NEUTRON=ovn" >&2
     exit 2
 fi
+# Docker hosts scoped to projects (VMCT_AIO_DOCKER_PROJECTS, names, e.g. "admin vmct-member"):
+# the Docker hosts' aggregates take only those projects' servers (Nova's
+# AggregateMultiTenancyIsolation, filter_tenant_id); every other project is kept off them, even
+# with an image that asks for the Docker trait. Rally's per-task users are such other projects:
+# the docker kind then runs only with existing users (the member access mode, Rally env
+# vmct-member). Unset (the default): trait isolation only, any project may boot a Docker image.
+AIO_DOCKER_PROJECTS=${VMCT_AIO_DOCKER_PROJECTS:-}
 # names shared with devstack and the task-args writer (flavor, network, zones, images)
 # shellcheck source=tools/vmct-values
 . "$VMCT_ROOT/tools/vmct-values"

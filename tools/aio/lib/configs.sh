@@ -140,8 +140,10 @@ enable_isolated_aggregate_filtering = true
 discover_hosts_in_cells_interval = -1
 [filter_scheduler]
 # Nova's default filters, plus the same_host / different_host scheduler hints: the netperf
-# peer placement of VMCT.boot_and_benchmark (peer_placement)
-enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,SameHostFilter,DifferentHostFilter
+# peer placement of VMCT.boot_and_benchmark (peer_placement); and the tenant filter: a host in
+# an aggregate with filter_tenant_id metadata takes only those projects' servers (the Docker
+# hosts when VMCT_AIO_DOCKER_PROJECTS names projects, lib/common.sh; none otherwise)
+enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,SameHostFilter,DifferentHostFilter,AggregateMultiTenancyIsolation
 [oslo_concurrency]
 lock_path = $S/data/nova/locks
 [os_vif_ovs]

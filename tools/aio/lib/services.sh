@@ -303,7 +303,8 @@ register_computes() {
             break
         fi
     done
-    aio_py zones 120 "${zones[@]}" || die "hypervisors not in placement, see $S/logs/nova-compute-*.log"
+    aio_py zones 120 "$AIO_DOCKER_PROJECTS" "${zones[@]}" \
+        || die "hypervisors not in placement, see $S/logs/nova-compute-*.log"
 }
 
 compute_images() {
