@@ -107,8 +107,9 @@ class StagesTestCase(testtools.TestCase):
         self.stage("50-e2e", VMCT_SKIP_E2E="1")
         rc, lines = self.summary()
         expected = self.e2e_count()
-        steps = 11  # the stage's own steps (demo, scale, conformance, the other profile's
-        # up, smoke and lifecycle, iptables_hybrid, down, ...)
+        steps = 13  # the stage's own steps (demo, scale, conformance, the tenant-scoped
+        # profile's up and smoke, the other profile's up, smoke and lifecycle,
+        # iptables_hybrid, down, ...)
         self.assertGreater(expected, 40)
         self.assertEqual("0 passed, 0 failed, %d skipped" % (expected + steps), lines[-1])
         self.assertIn("e2e: 0 passed, 0 failed, %d skipped" % expected, lines)
