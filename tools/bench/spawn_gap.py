@@ -12,6 +12,7 @@
 """Docker minus fake: where a container's boot goes, on the all-in-one cloud.
 
     tools/bench/spawn-gap [--count 6] [--concurrency 1 8] [--kinds docker fake]
+                          [--json FILE --label NAME] [--no-raw]
 
 For each concurrency level and kind, boots ``count`` servers in waves of that many at once
 (image and flavor of task-args.yaml), times create request -> ACTIVE with rally-vmct's waiter
@@ -25,10 +26,14 @@ plugging and the wait for network-vif-plugged). From the computes' logs it reads
 max) of build per kind and docker minus fake, each driver's steps side by side, and a raw
 `docker run` of the workload image to sshd's first answer (host network, 127.0.0.1), with
 the issue's yardstick for boot -> SSH: 3 x raw docker run + the fake kind's build.
+``--json FILE`` appends one line per server (label, kind, concurrency, wave, build, SSH
+banner): runs of different code or settings, labelled, compared afterwards by their runs
+(``tools/bench/ab_compare.py``).
 """
 
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import socket
@@ -183,17 +188,30 @@ def main():
     parser.add_argument("--count", type=int, default=6)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--kinds", nargs="+", default=["docker", "fake"])
+    parser.add_argument("--json", help="append one JSON line per server to this file")
+    parser.add_argument("--label", default="", help="the label of this run's lines (--json)")
+    parser.add_argument("--no-raw", action="store_true", help="no raw docker run")
     args = parser.parse_args()
     task_args = smoke.task_args()
     kinds = smoke.smoke_kinds(task_args)
     conn = smoke.connect()
-    raw = [raw_docker_run() for _ in range(3)]
+    raw = [] if args.no_raw else [raw_docker_run() for _ in range(3)]
     group = ssh_security_group(conn)
     try:
         measure(conn, kinds, task_args, args, group, raw)
     finally:
         conn.network.delete_security_group(group, ignore_missing=True)
-    print("raw docker run to the SSH banner: %s" % describe(raw))
+    if raw:
+        print("raw docker run to the SSH banner: %s" % describe(raw))
+
+
+def record(path, label, kind, level, runs):
+    """One JSON line per server; a wave is ``level`` servers booted at once."""
+    with open(path, "a") as f:
+        for index, (server, build, ssh) in enumerate(runs):
+            f.write(json.dumps({"label": label, "kind": kind, "concurrency": level,
+                                "wave": index // level, "server": server, "build": build,
+                                "ssh": ssh}) + "\n")
 
 
 def measure(conn, kinds, task_args, args, group, raw):
@@ -202,6 +220,8 @@ def measure(conn, kinds, task_args, args, group, raw):
         builds = {}
         for name in args.kinds:
             builds[name] = wave(conn, kinds[name], task_args, count, level, group)
+            if args.json:
+                record(args.json, args.label, name, level, builds[name])
             print("  concurrency %d, %s: build %s; to the SSH banner %s" % (
                 level, name, describe([run[1] for run in builds[name]]),
                 describe([run[2] for run in builds[name] if run[2] is not None])), flush=True)
@@ -209,9 +229,10 @@ def measure(conn, kinds, task_args, args, group, raw):
             fake = median_of(builds["fake"], 1)
             print("concurrency %d: docker - fake build medians %+.2f s" % (
                 level, median_of(builds["docker"], 1) - fake))
-            print("concurrency %d: docker to the SSH banner %.2f s; 3 x raw docker run + fake "
-                  "build %.2f s" % (level, median_of(builds["docker"], 2),
-                                    3 * statistics.median(raw) + fake))
+            if raw:
+                print("concurrency %d: docker to the SSH banner %.2f s; 3 x raw docker run + "
+                      "fake build %.2f s" % (level, median_of(builds["docker"], 2),
+                                             3 * statistics.median(raw) + fake))
         print_steps(builds)
 
 
