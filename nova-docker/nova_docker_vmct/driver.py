@@ -641,6 +641,11 @@ class DockerDriver(driver.ComputeDriver):
                     # Its netns vanished under the plugging: say why.
                     ctxt.reraise = False
             raise self._exited(name, state, 'during network setup')
+        # A command that fails at once may still run when docker start
+        # returns and exit while its ports go in: a started instance runs.
+        state = self._inspect(instance, name).get('State') or {}
+        if not state.get('Running'):
+            raise self._exited(name, state, 'during network setup')
 
     def _exited(self, name, state, when):
         tail = self.client.api.logs(name, tail=20)

@@ -20,6 +20,7 @@ is ever left in a container's namespace.
 """
 
 import ctypes
+import errno
 import os
 import socket
 import threading
@@ -73,7 +74,14 @@ def delete_device(name):
         index = _index(ipr, name)
         if index is None:
             return False
-        ipr.link('del', index=index)
+        try:
+            ipr.link('del', index=index)
+        except pyroute2.NetlinkError as e:
+            # a veth goes with its peer's netns, which the kernel tears
+            # down after the container is gone: found, then gone
+            if e.code != errno.ENODEV:
+                raise
+            return False
         return True
 
 

@@ -225,6 +225,21 @@ class TestSpawn(DriverTestCase):
         self.assertIn('during network setup', str(e))
         self.assertNotIn('nova-%s' % inst.uuid, api.store)
 
+    def test_container_exiting_once_plugged_is_a_power_on_failure(self):
+        inst, nw = self.make()
+        api = self.client.api
+        configure = self.links.configure_in_netns
+
+        def configure_then_exit(*args):
+            configure(*args)
+            # /bin/false: it ran when docker start returned, not now
+            api._down(api.store['nova-%s' % inst.uuid], 1)
+        self.links.configure_in_netns = configure_then_exit
+        e = self.assertRaises(exception.InstancePowerOnFailure,
+                              self.spawn, inst, nw)
+        self.assertIn('during network setup (code 1)', str(e))
+        self.assertNotIn('nova-%s' % inst.uuid, api.store)
+
     def test_plug_error_of_running_container_is_reraised(self):
         inst, nw = self.make()
 

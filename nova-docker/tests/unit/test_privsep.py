@@ -1,3 +1,4 @@
+import errno
 import inspect
 import os
 
@@ -177,3 +178,42 @@ class TestCapabilities(testtools.TestCase):
         with open(status, 'w') as f:
             f.write('Name:\tx\nCapEff:\t0000000000203000\n')
         self.assertEqual([12, 13, 21], netlink.effective_capabilities(status))
+
+
+class FakeIPRoute(object):
+    """link_lookup finds the device; link('del') meets the kernel's ``err``."""
+
+    def __init__(self, err):
+        self.err = err
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def link_lookup(self, ifname):
+        return [7]
+
+    def link(self, command, index):
+        raise netlink.pyroute2.NetlinkError(self.err)
+
+
+class TestDeleteDevice(testtools.TestCase):
+
+    def use(self, err):
+        self.useFixture(fixtures.MockPatch(
+            'nova_docker_vmct.privsep.netlink.pyroute2.IPRoute',
+            lambda: FakeIPRoute(err)))
+
+    def test_gone_between_lookup_and_delete_is_not_there(self):
+        # the veth of a stopped container: the kernel removes it with its
+        # peer's netns, some time after docker says the container stopped
+        self.use(errno.ENODEV)
+        self.assertFalse(netlink.delete_device('tap0123456789a'))
+
+    def test_other_errors_are_raised(self):
+        self.use(errno.EPERM)
+        e = self.assertRaises(netlink.pyroute2.NetlinkError,
+                              netlink.delete_device, 'tap0123456789a')
+        self.assertEqual(errno.EPERM, e.code)

@@ -67,6 +67,33 @@ class PidAliveTestCase(testtools.TestCase):
         self.assertEqual(1, self.pid_alive(""))
 
 
+class ForgetDeadPidfilesTestCase(testtools.TestCase):
+    """forget_dead_pidfiles: a state whose processes are gone is asked as a new one."""
+
+    def test_only_the_dead_are_forgotten(self):
+        state = self.useFixture(fixtures.TempDir()).path
+        pids = os.path.join(state, "pids")
+        os.mkdir(pids)
+        alive = subprocess.Popen(["sleep", "60"])
+        self.addCleanup(alive.wait)
+        self.addCleanup(alive.kill)
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        for name, pid in (("keystone", alive.pid), ("epmd", gone.pid), ("dockerd", "")):
+            with open(os.path.join(pids, name + ".pid"), "w") as f:
+                f.write("%s\n" % pid)
+            with open(os.path.join(pids, name + ".hash"), "w") as f:
+                f.write("0123\n")
+        script = 'source "$1/tools/aio/lib/common.sh"; forget_dead_pidfiles'
+        proc = subprocess.run(["bash", "-c", script, "-", tools.ROOT], capture_output=True,
+                              text=True, env=dict(os.environ, VMCT_AIO_DIR=state))
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertEqual(["keystone.hash", "keystone.pid"], sorted(os.listdir(pids)))
+        said = proc.stdout + proc.stderr
+        self.assertIn("epmd (pid %d) is not running" % gone.pid, said)
+        self.assertIn("dockerd (pid none) is not running", said)
+
+
 ARCHIVED = """\
 .complete
 +--------------------------+-------------------------+

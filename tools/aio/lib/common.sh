@@ -94,6 +94,20 @@ pid_alive() {
     [ "${stat%% *}" != Z ]
 }
 pidfile_alive() { [ -f "$S/pids/$1.pid" ] && pid_alive "$(cat "$S/pids/$1.pid")"; }
+# forget_dead_pidfiles: the pidfiles of processes that are gone (a reboot, a kill, a state
+# copied from another machine) removed with their hashes. Services whose start records a pid
+# only when they start it (epmd, a dockerd found running) would otherwise keep a dead one,
+# and everything that asks whether the cloud is up (tests/e2e) would say it is not.
+forget_dead_pidfiles() {
+    local f pid
+    for f in "$S"/pids/*.pid; do
+        [ -f "$f" ] || continue
+        pid=$(cat "$f")
+        pid_alive "$pid" && continue
+        log "$(basename "$f" .pid) (pid ${pid:-none}) is not running: its pidfile is dropped"
+        rm -f "$f" "${f%.pid}.hash"
+    done
+}
 
 # stop_pid PID: SIGTERM, SIGKILL after 10 s (eventlet services sometimes ignore TERM and
 # keep their sockets, e.g. the OVS agent's 127.0.0.1:6633 OpenFlow listener).
