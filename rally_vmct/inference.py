@@ -25,7 +25,12 @@ verdict and the interval printed beside it cannot disagree:
 * **values <= 0** (a host-cost delta, a zero count): no log scale; Fieller's
   interval of the ratio of arithmetic means at the same Hsu df, which is exactly
   the set of ratios a Welch t-test at that df does not reject, so again "1 is
-  outside the interval" is the verdict.
+  outside the set" is the verdict. When the baseline mean is not bounded away from
+  0 the set is unbounded: every ratio, or two half-lines around an excluded gap
+  (``ratio_ci_excludes_low``/``_high``), and then 1 in the gap is a difference.
+* **a side written to a step** (whole seconds, two equal values) is not certain:
+  its log SD is at least the rounding error that step allows
+  (:func:`rally_vmct.stats.log_sd_floor`).
 * **the level** is the caller's: ``alpha`` uncorrected for the page's exploratory
   cells, the Holm step's level in the seed check's confirmatory family.
 * **what would tell**: with an interval, the smallest ratio (below and above 1) the
@@ -46,8 +51,9 @@ RULE_TEXT = {RULE_LOG: "Welch t on log values, Hsu df = min(N) − 1",
              RULE_FIELLER: "Fieller interval (Welch t, Hsu df = min(N) − 1; values ≤ 0 "
                            "rule out the log scale)"}
 FIELDS = ("rule", "level", "ratio", "ratio_se", "ratio_ci_low", "ratio_ci_high",
-          "ratio_ci_unbounded", "ratio_df", "ratio_note", "p_value", "significant",
-          "detectable_low", "detectable_high")
+          "ratio_ci_unbounded", "ratio_ci_excludes_low", "ratio_ci_excludes_high",
+          "ratio_df", "ratio_note", "p_value", "significant", "detectable_low",
+          "detectable_high")
 
 
 def sample(values):
@@ -102,6 +108,8 @@ def _fieller_rule(sum_a, sum_b, alpha, level):
     out.update(rule=RULE_FIELLER, ratio=r.ratio, ratio_se=r.se, ratio_df=r.df,
                ratio_ci_low=r.ci_low, ratio_ci_high=r.ci_high,
                ratio_ci_unbounded=r.unbounded)
+    if r.gap is not None:
+        out["ratio_ci_excludes_low"], out["ratio_ci_excludes_high"] = r.gap
     if r.ratio is None or df is None:
         return out
     var = sum_a.sd ** 2 / sum_a.n + sum_b.sd ** 2 / sum_b.n
@@ -112,6 +120,9 @@ def _fieller_rule(sum_a, sum_b, alpha, level):
         out["p_value"] = 1.0 if diff == 0 else 0.0
     if r.ci_low is not None:
         out["significant"] = not r.ci_low <= 1.0 <= r.ci_high
+    elif r.gap is not None:
+        # two half-lines: 1 is rejected when it lies in the gap between them
+        out["significant"] = r.gap[0] < 1.0 < r.gap[1]
     return out
 
 

@@ -136,7 +136,8 @@ Summary.__doc__ = """Descriptive statistics of one sample (see :func:`summary`).
 """
 
 Ratio = collections.namedtuple(
-    "Ratio", ["ratio", "se", "ci_low", "ci_high", "df", "unbounded", "note"])
+    "Ratio", ["ratio", "se", "ci_low", "ci_high", "df", "unbounded", "note", "gap"],
+    defaults=(None,))
 Ratio.__doc__ = """Ratio of two sample means with Fieller's confidence interval.
 
 ``ratio`` = mean(candidate) / mean(baseline); ``se`` its delta-method standard
@@ -144,8 +145,11 @@ error (a spread figure only); ``ci_low``/``ci_high`` Fieller's interval, None wh
 it cannot be computed or is unbounded; ``df`` the Welch-Satterthwaite degrees of
 freedom (None when both samples have zero spread, the interval then being the
 point itself); ``unbounded`` True when the data cannot bound the ratio (the
-baseline mean is not significantly different from 0). ``note`` says in words why
-a field is None, or that the lower bound was clipped at 0 (else None).
+baseline mean is not significantly different from 0). An unbounded set is either
+every ratio or two half-lines ``(-inf, gap[0]] and [gap[1], inf)``: ``gap`` is then
+the open interval the set excludes (a ratio there is rejected), else None. ``note``
+says in words why a field is None, or that the lower bound was clipped at 0 (else
+None).
 """
 
 QuantileInterval = collections.namedtuple(
@@ -246,6 +250,15 @@ def _percentile_sorted(ordered, percent):
     if f == c:
         return ordered[int(k)]
     return ordered[int(f)] * (c - k) + ordered[int(c)] * (k - f)
+
+
+def percentile_sorted(ordered, percent):
+    """:func:`percentile` of a sorted list, unchecked; it may end in ``inf``.
+
+    ``inf`` stands for values known only to exceed every limit (a failed or
+    unfinished action): a percentile whose interpolation reaches one is ``inf``.
+    """
+    return _percentile_sorted(ordered, percent)
 
 
 def percentile(values, percent):
@@ -576,6 +589,24 @@ def _welch_df(v_a, n_a, v_b, n_b):
     return (v_a + v_b) ** 2 / den
 
 
+def _fieller_gap(a_coef, b_coef, c_coef):
+    """The open interval an unbounded Fieller set excludes, or None.
+
+    With ``A <= 0`` the set ``A rho**2 - 2 B rho + C <= 0`` is every ratio when the
+    quadratic has no real root, else the two half-lines outside its roots: the
+    ratios between them are rejected (1 among them: the difference is significant).
+    """
+    if a_coef == 0:
+        # linear: -2 B rho + C <= 0, one half-line; no gap either side of it
+        return None
+    disc = b_coef * b_coef - a_coef * c_coef
+    if disc <= 0:
+        return None
+    root = math.sqrt(disc)
+    low, high = sorted(((b_coef - root) / a_coef, (b_coef + root) / a_coef))
+    return (low, high)
+
+
 def ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE, df=None):
     """mean(candidate) / mean(baseline) with Fieller's interval (a :data:`Ratio`).
 
@@ -618,14 +649,15 @@ def ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE, df=None):
         df = float(n_b - 1)
     t2 = t_quantile(0.5 + confidence / 2, df) ** 2
     a_coef = mean_b * mean_b - t2 * v_b
+    b_coef = mean_a * mean_b
+    c_coef = mean_a * mean_a - t2 * v_a
     if a_coef <= 0:
         return Ratio(r, se, None, None, df, True,
                      "interval unbounded: the baseline mean is not significantly "
                      "different from 0 (|mean| / SE = %.3g <= t = %.3g); more samples "
                      "or a steadier baseline are needed"
-                     % (abs(mean_b) / math.sqrt(v_b), math.sqrt(t2)))
-    b_coef = mean_a * mean_b
-    c_coef = mean_a * mean_a - t2 * v_a
+                     % (abs(mean_b) / math.sqrt(v_b), math.sqrt(t2)),
+                     _fieller_gap(a_coef, b_coef, c_coef))
     # B**2 - A C rewritten as a sum of non-negative terms (no cancellation).
     root = math.sqrt(t2 * (v_a * a_coef + v_b * mean_a * mean_a))
     # Numerically stable roots: the one away from zero first, then C / (A * it).
@@ -827,6 +859,19 @@ def holm(pvalues):
     return out
 
 
+def fisher_greater(failed_a, ok_a, failed_b, ok_b):
+    """One-sided p of Fisher's exact test that side a fails more often than side b.
+
+    The probability, with the margins fixed (hypergeometric), of side a having at
+    least ``failed_a`` of the ``failed_a + failed_b`` failures.
+    """
+    n_a, failed = failed_a + ok_a, failed_a + failed_b
+    total = n_a + failed_b + ok_b
+    tail = sum(math.comb(n_a, x) * math.comb(total - n_a, failed - x)
+               for x in range(failed_a, min(failed, n_a) + 1))
+    return tail / math.comb(total, failed)
+
+
 def holm_levels(pvalues, alpha):
     """Holm's step-down decisions at family-wise level ``alpha``, in the order given.
 
@@ -855,9 +900,11 @@ def holm_levels(pvalues, alpha):
 
 # -- comparisons on the log scale ---------------------------------------------
 
-LogMoments = collections.namedtuple("LogMoments", ["n", "mean", "sd"])
+LogMoments = collections.namedtuple("LogMoments", ["n", "mean", "sd", "resolution"],
+                                    defaults=(None,))
 LogMoments.__doc__ = """n, mean and SD (divisor n - 1; None for n < 2) of the natural logs
-of a sample whose values are all > 0 (see :func:`log_moments`)."""
+of a sample whose values are all > 0 (see :func:`log_moments`); ``resolution`` the
+step its values were written to (:func:`resolution`), None when unknown."""
 
 LogRatio = collections.namedtuple(
     "LogRatio", ["ratio", "ci_low", "ci_high", "confidence", "df", "se", "t", "p",
@@ -873,6 +920,31 @@ with fewer than 2 values on a side, ``note`` says why.
 """
 
 
+# finer than this a value's written step does not matter next to any real spread
+_FINEST_STEP = 1e-6
+
+
+def resolution(values):
+    """The step the values were written to: 1 for whole numbers, 0.1, 0.01, ...
+
+    A power of ten, the coarsest of which every value is a whole multiple (at
+    most 1: ``10`` and ``20`` are read as whole numbers, not tens); None when the
+    values carry more than six decimals, as measured timings do.
+    """
+    step = 1.0
+    for v in values:
+        while step >= _FINEST_STEP and not _whole(v / step):
+            step /= 10.0
+        if step < _FINEST_STEP:
+            return None
+    return step
+
+
+def _whole(q):
+    # relative: 10.5 / 0.1 is 105.00000000000001 in binary floating point
+    return abs(q - round(q)) <= 1e-10 * max(1.0, abs(q))
+
+
 def log_moments(values):
     """:data:`LogMoments` of a sample, None when a value is <= 0 (no log scale)."""
     if isinstance(values, LogMoments):
@@ -885,7 +957,21 @@ def log_moments(values):
     if not n:
         return LogMoments(0, None, None)
     avg = math.fsum(logs) / n
-    return LogMoments(n, avg, _sd(logs, avg))
+    return LogMoments(n, avg, _sd(logs, avg), resolution(values))
+
+
+def log_sd_floor(moments):
+    """The least log SD a side's written step allows (0 when no step is known).
+
+    A value written to a step ``q`` is known only to within ``+/- q/2``: a rounding
+    error of SD ``q / sqrt(12)``, on the log scale about that over the value. Two
+    equal whole-second values are then not a sample with no spread (which would make
+    any difference to the other side certain) but one whose spread is below what
+    its writing shows.
+    """
+    if moments.resolution is None or moments.mean is None:
+        return 0.0
+    return moments.resolution / (math.sqrt(12.0) * math.exp(moments.mean))
 
 
 def hsu_df(n_a, n_b):
@@ -924,7 +1010,8 @@ def log_ratio(candidate, baseline, confidence=DEFAULT_CONFIDENCE, df=None):
     if df is None:
         df = hsu_df(a.n, b.n)
     _check_df(df)
-    se = math.sqrt(a.sd ** 2 / a.n + b.sd ** 2 / b.n)
+    sd_a, sd_b = max(a.sd, log_sd_floor(a)), max(b.sd, log_sd_floor(b))
+    se = math.sqrt(sd_a ** 2 / a.n + sd_b ** 2 / b.n)
     if se == 0:
         p = 1.0 if d == 0 else 0.0
         return LogRatio(r, r, r, confidence, df, 0.0, None, p,

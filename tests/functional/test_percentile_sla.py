@@ -2,8 +2,9 @@
 
 Rally's own Dummy.dummy times two nested atomic actions, ``foo`` and ``bar`` (bar
 inside foo), each about ``sleep`` seconds. A private Rally DB (RallyHome) runs one
-task whose workloads carry the SLA: met, exceeded, an action that never ran, and a
-strict one that needs more iterations than it has; then a task with a bad config.
+task whose workloads carry the SLA: met, exceeded, an action that never ran, a
+strict one that needs more iterations than it has, and actions that failed; then a
+task with a bad config.
 """
 
 import json
@@ -26,6 +27,11 @@ TASK = {"version": 2, "title": "vmct_percentile functional test", "subtasks": [
         _workload({"action": "vmct.build", "percentile": 95, "max_seconds": 30}),
         _workload({"action": "bar", "percentile": 95, "max_seconds": 5,
                    "require_upper_bound": True}),
+        # every first dummy_fail_test raises inside its timer: Rally marks it failed
+        {"scenario": {"Dummy.dummy_random_fail_in_atomic": {"exception_probability": 1}},
+         "runner": {"constant": {"times": 4, "concurrency": 2}},
+         "sla": {"vmct_percentile": {"action": "dummy_fail_test", "percentile": 50,
+                                     "max_seconds": 5}}},
     ]}]}
 
 
@@ -50,7 +56,7 @@ class TestPercentileSLA(rally_home.RallyHomeTestCase):
     def test_task_fails_on_the_sla(self):
         self.assertEqual(2, self.start.returncode, self.start.stdout[-2000:])
         self.assertNotEqual(0, self.sla_rc)
-        self.assertEqual(["PASS", "FAIL", "FAIL", "FAIL"],
+        self.assertEqual(["PASS", "FAIL", "FAIL", "FAIL", "FAIL"],
                          [r["status"] for r in self.criteria()])
 
     def test_met_with_its_interval(self):
@@ -70,8 +76,17 @@ class TestPercentileSLA(rally_home.RallyHomeTestCase):
         self.assertTrue(detail.endswith("Failed"), detail)
 
     def test_an_action_that_never_ran_fails_naming_it(self):
-        self.assertIn("no successful 'vmct.build' in these iterations",
+        self.assertIn("no 'vmct.build' in these iterations",
                       self.criteria()[2]["detail"])
+
+    def test_failed_actions_count_as_longer_than_any_limit(self):
+        # Rally's own record of an action that raised (failed: true), in errored
+        # iterations: never left out, never 0 s
+        detail = self.criteria()[4]["detail"]
+        self.assertTrue(detail.startswith(
+            "p50 of dummy_fail_test = failed (N = 4, 4 failed or unfinished, counted as "
+            "longer than any limit)"), detail)
+        self.assertTrue(detail.endswith("Failed"), detail)
 
     def test_strict_needs_an_upper_bound(self):
         detail = self.criteria()[3]["detail"]

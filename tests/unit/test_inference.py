@@ -61,7 +61,10 @@ class TestLogRatio(testtools.TestCase):
         r = stats.log_ratio([2.0], [1.0, 1.1])
         self.assertEqual((None, "fewer than 2 candidate samples: no interval"),
                          (r.ci_low, r.note))
-        r = stats.log_ratio([2.0, 2.0], [1.0, 1.0])
+        # measured to the nanosecond, equal: no spread to speak of (whole numbers are
+        # another matter: TestWrittenStep)
+        x = 1.000000001234
+        r = stats.log_ratio([2 * x, 2 * x], [x, x])
         self.assertEqual((2.0, 2.0, 0.0), (r.ci_low, r.ci_high, r.p))
 
 
@@ -159,3 +162,67 @@ class TestTheRule(testtools.TestCase):
         t = (numpy.mean(a) - numpy.mean(b)) / se
         self.assertAlmostEqual(2 * sps.t.sf(abs(t), 2), r["p_value"], places=12)
         self.assertEqual(not r["ratio_ci_low"] <= 1 <= r["ratio_ci_high"], r["significant"])
+
+
+class TestFiellerSets(testtools.TestCase):
+    """An unbounded Fieller set: every ratio, or two half-lines with 1 in their gap.
+
+    Either way the verdict is p < alpha.
+    """
+
+    def test_two_half_lines_that_exclude_1_are_a_difference(self):
+        # the baseline's mean (0.5) is not bounded away from 0, the difference is clear
+        r = inference.compare(inference.sample([10.0, 10.5, 11.0]),
+                              inference.sample([-1.0, 0.5, 2.0]), 0.05)
+        self.assertTrue(r["ratio_ci_unbounded"])
+        self.assertIsNone(r["ratio_ci_low"])
+        self.assertLess(r["ratio_ci_excludes_low"], 1)
+        self.assertGreater(r["ratio_ci_excludes_high"], 1)
+        self.assertLess(r["p_value"], 0.05)
+        self.assertTrue(r["significant"])
+
+    def test_every_ratio_is_no_difference(self):
+        r = inference.compare(inference.sample([-1.0, 0.2, 1.5]),
+                              inference.sample([-1.0, 0.5, 2.0]), 0.05)
+        self.assertTrue(r["ratio_ci_unbounded"])
+        self.assertIsNone(r["ratio_ci_excludes_low"])
+        self.assertFalse(r["significant"])
+
+    def test_verdict_is_p_below_alpha_bounded_or_not(self):
+        rng = numpy.random.default_rng(11)
+        unbounded = 0
+        for _ in range(400):
+            a = list(rng.normal(rng.normal(0, 3), 1.5, rng.integers(2, 6)))
+            b = list(rng.normal(rng.normal(0, 1), 1.5, rng.integers(2, 6)))
+            a[0] = min(a[0], -0.1)      # values <= 0: the Fieller rule
+            r = inference.compare(inference.sample(a), inference.sample(b), 0.05)
+            self.assertEqual(inference.RULE_FIELLER, r["rule"])
+            unbounded += bool(r["ratio_ci_unbounded"])
+            self.assertEqual(r["p_value"] < 0.05, r["significant"], r)
+        self.assertGreater(unbounded, 50)
+
+
+class TestWrittenStep(testtools.TestCase):
+    """Values written to a step (whole seconds) are not certain."""
+
+    def test_equal_whole_seconds_are_not_a_certain_difference(self):
+        r = inference.compare(inference.sample([10, 10]), inference.sample([11, 11]), 0.05)
+        self.assertFalse(r["significant"])
+        self.assertLess(r["ratio_ci_low"], r["ratio"])
+        self.assertGreater(r["ratio_ci_high"], r["ratio"])
+
+    def test_whole_seconds_mark_at_most_alpha_when_nothing_differs(self):
+        rng = numpy.random.default_rng(5)
+        marked, runs = 0, 2000
+        for _ in range(runs):
+            a = [float(round(v)) for v in rng.normal(10.3, 0.3, 2)]
+            b = [float(round(v)) for v in rng.normal(10.3, 0.3, 2)]
+            marked += inference.compare(inference.sample(a), inference.sample(b),
+                                        0.05)["significant"]
+        # 12.8 % before the floor; 0.05 plus three simulation SEs
+        self.assertLessEqual(marked / runs, 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs))
+
+    def test_measured_values_have_no_step(self):
+        self.assertIsNone(stats.resolution([10.123456789, 11.5]))
+        self.assertEqual(1.0, stats.resolution([10, 11.0]))
+        self.assertEqual(0.1, stats.resolution([10.5, 11.0]))

@@ -266,7 +266,7 @@ class TestRatio(testtools.TestCase):
 
     def test_zero_spread_both(self):
         r = stats.ratio([4, 4], [2, 2])
-        self.assertEqual((2.0, 0.0, 2.0, 2.0, None, False, None), tuple(r))
+        self.assertEqual((2.0, 0.0, 2.0, 2.0, None, False, None, None), tuple(r))
 
     def test_zero_candidate_mean_still_has_uncertainty(self):
         r = stats.ratio([-1, 1], [2, 2, 2])

@@ -19,15 +19,17 @@ kube-burner's thresholds). In a task::
       vmct_percentile: {action: vmct.build, percentile: 95, max_seconds: 30}
 
 The percentile of the action's durations (every occurrence, nested ones too, in
-the iterations without an error; linear interpolation between ranks, as Rally's
-report computes it) must not exceed ``max_seconds``. The details give the
-distribution-free interval of that percentile at ``confidence`` (default 0.95: the
-order statistics whose ranks bound it, :func:`rally_vmct.stats.
-quantile_interval`), and say whether the limit lies above the interval (met for
-sure at that confidence), inside it, or below it. With ``require_upper_bound:
+every iteration; linear interpolation between ranks, as Rally's report computes it)
+must not exceed ``max_seconds``. An occurrence that failed (a time-out, an error) or
+never finished took at least as long as it ran and never ended: it counts as longer
+than any limit, so a kind cannot meet a latency target by failing its slow boots.
+The details give the distribution-free interval of that percentile at
+``confidence`` (default 0.95: the order statistics whose ranks bound it,
+:func:`rally_vmct.stats.quantile_interval`), and say whether the limit lies above
+the interval (met for sure at that confidence), inside it, or below it. With ``require_upper_bound:
 true`` the SLA passes only when the interval's upper bound is within the limit,
 which needs enough iterations for such a bound (72 for p95 at 95 %: the details say
-how many). An action that never succeeded fails the SLA, naming it.
+how many). An action that never ran fails the SLA, naming it.
 """
 
 from rally.task import sla
@@ -37,11 +39,18 @@ from rally_vmct import stats
 NAME = "vmct_percentile"
 
 
+# a failed or unfinished occurrence: longer than any limit
+FAILED = float("inf")
+
+
 def _durations(actions, name, out):
     for action in actions or ():
-        if action.get("name") == name and not action.get("failed"):
-            started = action.get("started_at") or 0.0
-            out.append((action.get("finished_at") or started) - started)
+        if action.get("name") == name:
+            started, finished = action.get("started_at"), action.get("finished_at")
+            if action.get("failed") or started is None or finished is None:
+                out.append(FAILED)
+            else:
+                out.append(finished - started)
         _durations(action.get("children"), name, out)
     return out
 
@@ -86,18 +95,19 @@ class PercentileOfAtomicAction(sla.SLA):
         if not self.values:
             self.success = False
             return self.success
+        # FAILED (inf) sorts last; the interpolation and the order statistics only
+        # index and scale it, so a percentile that reaches a failure is inf
         ordered = sorted(self.values)
         if self.strict:
             interval = stats.quantile_interval(ordered, self.percent, self.confidence,
                                                presorted=True)
             self.success = interval.high is not None and interval.high <= self.limit
         else:
-            self.success = stats.percentile(ordered, self.percent) <= self.limit
+            self.success = stats.percentile_sorted(ordered, self.percent) <= self.limit
         return self.success
 
     def add_iteration(self, iteration):
-        if not iteration.get("error"):
-            _durations(iteration.get("atomic_actions"), self.action, self.values)
+        _durations(iteration.get("atomic_actions"), self.action, self.values)
         return self._check()
 
     def merge(self, other):
@@ -107,17 +117,18 @@ class PercentileOfAtomicAction(sla.SLA):
     def details(self):
         label = "p%g of %s" % (self.percent, self.action)
         if not self.values:
-            return ("%s: no successful '%s' in these iterations, nothing to check "
+            return ("%s: no '%s' in these iterations, nothing to check "
                     "against %g s - Failed" % (label, self.action, self.limit))
         ordered = sorted(self.values)
-        value = stats.percentile(ordered, self.percent)
+        failed = ordered.count(FAILED)
+        value = stats.percentile_sorted(ordered, self.percent)
         interval = stats.quantile_interval(ordered, self.percent, self.confidence,
                                            presorted=True)
         need_low, need_high = stats.quantile_min_n(self.percent, self.confidence)
         pct = "%g %%" % (100 * self.confidence)
-        low = ("%.3f" % interval.low if interval.low is not None
+        low = (_seconds(interval.low) if interval.low is not None
                else "none below N = %d" % need_low)
-        high = ("%.3f" % interval.high if interval.high is not None
+        high = (_seconds(interval.high) if interval.high is not None
                 else "none below N = %d" % need_high)
         if interval.high is not None and interval.high <= self.limit:
             where = "the limit lies above the interval: met at %s" % pct
@@ -125,8 +136,15 @@ class PercentileOfAtomicAction(sla.SLA):
             where = "the limit lies below the interval: exceeded at %s" % pct
         else:
             where = "the limit lies within the interval: not settled at %s" % pct
-        return ("%s = %.3f s (N = %d), limit %g s; %s interval (order statistics) "
+        return ("%s = %s (N = %d%s), limit %g s; %s interval (order statistics) "
                 "[%s, %s]: %s%s - %s"
-                % (label, value, len(ordered), self.limit, pct, low, high, where,
+                % (label, _seconds(value) + ("" if value == FAILED else " s"),
+                   len(ordered),
+                   ", %d failed or unfinished, counted as longer than any limit" % failed
+                   if failed else "", self.limit, pct, low, high, where,
                    "; pass needs the upper bound within the limit"
                    if self.strict else "", self.status()))
+
+
+def _seconds(value):
+    return "failed" if value == FAILED else "%.3f" % value

@@ -83,3 +83,128 @@ class TestCompareRuns(testtools.TestCase):
         self.assertIn("--type vmct-comparison-json", str(e))
         self.assertEqual(compare.EXIT_BAD_INPUT, compare.main([path, path]))
         self.assertRaises(SystemExit, compare.main, [path, path, "--tolerance", "2"])
+
+
+def _builds(values, failed=0, kind="kvm"):
+    """A task of builds (each with a delete), ``failed`` more whose build failed."""
+    its = [sr.iteration([sr.action("vmct.build", b)]) for b in values]
+    its += [sr.iteration([sr.action("vmct.build", 300.0, failed=True)],
+                         error=["TimeoutException", "build timed out", ""])
+            for _ in range(failed)]
+    return sr.task(sr.workload(BOOT, kind, its, 1))
+
+
+class TestTheGate(testtools.TestCase):
+    """The verdict is the interval against 1 and the band; failures and gaps count."""
+
+    def setUp(self):
+        super(TestTheGate, self).setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+
+    def export(self, name, task):
+        path = os.path.join(self.dir, name + ".json")
+        with open(path, "w") as f:
+            f.write(render.render_json(analyse.compare([task])))
+        return path
+
+    def rows(self, a, b):
+        return {(r["key"][0], r["key"][4]): r
+                for r in compare.compare(compare.load(a), compare.load(b))}
+
+    def test_an_interval_past_the_band_on_the_worse_side_is_a_regression(self):
+        a = self.export("a", _builds([10.0, 10.4, 9.7, 10.1, 9.9, 10.3]))
+        b = self.export("b", _builds([10.4, 12.6, 11.0, 13.1, 10.9, 12.2]))
+        build = self.rows(a, b)[("kvm", "vmct.build")]
+        low, high = build["result"]["ratio_ci_low"], build["result"]["ratio_ci_high"]
+        # the issue's case: above 1, not wholly above 1.05
+        self.assertTrue(1 < low < 1.05 < high, (low, high))
+        self.assertEqual(compare.REGRESSED, build["verdict"])
+        self.assertEqual(compare.EXIT_REGRESSED, compare.main([a, b]))
+
+    def test_an_interval_that_excludes_1_within_the_band_is_the_same(self):
+        a = self.export("a", _builds([10.0, 10.01, 9.99, 10.02, 9.98, 10.0]))
+        b = self.export("b", _builds([10.2, 10.21, 10.19, 10.22, 10.18, 10.2]))
+        build = self.rows(a, b)[("kvm", "vmct.build")]
+        self.assertGreater(build["result"]["ratio_ci_low"], 1)
+        self.assertLess(build["result"]["ratio_ci_high"], 1.05)
+        self.assertEqual(compare.SAME, build["verdict"])
+        self.assertEqual(0, compare.main([a, b]))
+
+    def test_one_value_a_side_cannot_tell_and_says_so(self):
+        a = self.export("a", _builds([10.0]))
+        b = self.export("b", _builds([30.0]))
+        build = self.rows(a, b)[("kvm", "vmct.build")]
+        self.assertEqual(compare.CANNOT_TELL, build["verdict"])
+        self.assertEqual(compare.EXIT_CANNOT_TELL, compare.main([a, b]))
+        out = self.useFixture(fixtures.StringStream("stdout"))
+        with fixtures.MonkeyPatch("sys.stdout", out.stream):
+            compare.main([a, b])
+        self.assertIn("cannot tell", out.getDetails()["stdout"].as_text())
+        self.assertNotIn(" same ", out.getDetails()["stdout"].as_text().split("\n")[0])
+
+    def test_a_wide_interval_says_how_many_values_would_tell(self):
+        a = self.export("a", _builds([10.0, 12.0, 9.0]))
+        b = self.export("b", _builds([11.0, 9.5, 12.5]))
+        build = self.rows(a, b)[("kvm", "vmct.build")]
+        self.assertEqual(compare.CANNOT_TELL, build["verdict"])
+        self.assertRegex(build["why"], r"about \d+ values a side would tell a ±5 % change")
+
+    def test_every_build_failed_is_missing(self):
+        a = self.export("a", _builds([10.0, 10.4, 9.7, 10.1]))
+        b = self.export("b", _builds([], failed=4))
+        build = self.rows(a, b)[("kvm", "vmct.build")]
+        self.assertEqual(compare.MISSING, build["verdict"])
+        self.assertIn("all 4 failed", build["why"])
+        self.assertEqual(compare.EXIT_REGRESSED, compare.main([a, b]))
+
+    def test_a_rise_in_failures_fails_the_gate(self):
+        values = [10.0, 10.4, 9.7, 10.1, 9.9, 10.3, 10.2, 9.8, 10.0]
+        a = self.export("a", _builds(values))
+        b = self.export("b", _builds(values[:5], failed=4))
+        build = self.rows(a, b)[("kvm", "vmct.build")]
+        self.assertEqual(compare.MORE_FAILURES, build["verdict"])
+        self.assertIn("4 of 9 failed, the baseline 0 of 9", build["why"])
+        self.assertEqual(compare.EXIT_REGRESSED, compare.main([a, b]))
+        # one failure in ten is not evidence of a rise
+        c = self.export("c", _builds(values, failed=1))
+        self.assertNotEqual(compare.MORE_FAILURES,
+                            self.rows(a, c)[("kvm", "vmct.build")]["verdict"])
+
+    def test_a_replaced_kind_is_missing_and_new(self):
+        values = [10.0, 10.4, 9.7, 10.1]
+        a = self.export("a", _builds(values))
+        b = self.export("b", _builds(values, kind="docker"))
+        rows = self.rows(a, b)
+        self.assertEqual(compare.MISSING, rows[("kvm", "vmct.build")]["verdict"])
+        self.assertEqual(compare.NEW, rows[("docker", "vmct.build")]["verdict"])
+        self.assertEqual(compare.EXIT_REGRESSED, compare.main([a, b]))
+
+    def test_holm_holds_the_family_at_alpha(self):
+        # build: p = 0.031 and its 95 % interval [1.03, 1.38] past +5 %; alone it
+        # regresses, beside two more metrics Holm asks p < 0.05 / 3 first
+        base_b, new_b = [10.0, 11.0, 9.5, 10.5], [v * 1.18 for v in [10.5, 9.6, 11.2, 10.1]]
+        alone = self.rows(self.export("a1", _builds(base_b)),
+                          self.export("b1", _builds(new_b)))[("kvm", "vmct.build")]
+        self.assertAlmostEqual(0.0306, alone["first"]["p_value"], places=3)
+        self.assertEqual(compare.REGRESSED, alone["verdict"])
+
+        def three(builds):
+            its = [sr.iteration([sr.action("vmct.build", b), sr.action("vmct.delete", 5.0 + i),
+                                 sr.action("vmct.wait_for_network", 2.0 + i)])
+                   for i, b in enumerate(builds)]
+            return sr.task(sr.workload(BOOT, "kvm", its, 1))
+        family = self.rows(self.export("a3", three(base_b)), self.export("b3", three(new_b)))
+        build = family[("kvm", "vmct.build")]
+        self.assertEqual(0.05 / 3, build["level"])
+        self.assertNotEqual(compare.REGRESSED, build["verdict"])
+        self.assertLess(build["result"]["ratio_ci_low"], 1)
+
+
+class TestFisher(testtools.TestCase):
+
+    def test_against_scipy(self):
+        for table in ((4, 5, 0, 9), (1, 9, 0, 10), (3, 7, 1, 9), (0, 5, 2, 3)):
+            expected = sps.fisher_exact([[table[0], table[1]], [table[2], table[3]]],
+                                        alternative="greater")[1]
+            self.assertAlmostEqual(expected, compare.stats.fisher_greater(*table),
+                                   places=12)

@@ -71,6 +71,7 @@ SCALE_FIELDS = ("concurrency", "n", "failures") + tuple(
 QUANTILE_INTERVAL = "order-statistic"
 RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "rule", "level", "ratio",
                 "ratio_se", "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded",
+                "ratio_ci_excludes_low", "ratio_ci_excludes_high",
                 "ratio_df", "ratio_note")
 TEST_FIELDS = ("p_value", "significant", "detectable_low", "detectable_high",
                "mwu_test", "mwu_p_value", "mwu_p_min", "mwu_note")
@@ -175,7 +176,8 @@ class _Result(object):
             row["p%d_ci_high" % percent] = interval.high
         row["cv_high"] = None if summary.cv is None else summary.cv > stats.HIGH_CV
         logs = self.logs[key]
-        row["log_mean"], row["log_sd"] = (None, None) if logs is None else logs[1:]
+        row["log_mean"], row["log_sd"], row["value_step"] = (
+            (None, None, None) if logs is None else logs[1:4])
         row.update(dict.fromkeys(RATIO_FIELDS + TEST_FIELDS))
         row.update(baseline_kind=base_kind, baseline_concurrency=base_c,
                    ratio_ci_unbounded=False, significant=False)

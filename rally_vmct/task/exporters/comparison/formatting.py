@@ -33,6 +33,11 @@ def fmt(value, unit=None):
         text = "%.*f" % (3 - int(math.floor(math.log10(a))), value)
     else:
         text = "%.3g" % value
+        digits = 3
+        # a value below 1 never reads as 1 (0.99986 is "0.9999", not "1")
+        while abs(float(text)) >= 1 and digits < 15:
+            digits += 1
+            text = "%.*g" % (digits, value)
     return "%s %s" % (text, unit) if unit else text
 
 

@@ -156,8 +156,10 @@ class ComparisonCSVExporter(_ComparisonExporter):
     p99_ci_low, p99_ci_high (the quantiles' distribution-free intervals; empty where N
     is too small for that bound); baseline_kind, baseline_concurrency, rule, level,
     ratio, ratio_se, ratio_ci_low, ratio_ci_high (empty when unbounded),
-    ratio_ci_unbounded, ratio_df, ratio_note; p_value (uncorrected), significant (the
-    interval excludes 1), detectable_low, detectable_high (80 % power); mwu_test,
+    ratio_ci_unbounded, ratio_ci_excludes_low, ratio_ci_excludes_high (an unbounded
+    set of two half-lines: the gap it excludes), ratio_df, ratio_note; p_value
+    (uncorrected), significant (the set excludes 1), detectable_low,
+    detectable_high (80 % power); mwu_test,
     mwu_p_value, mwu_p_min, mwu_note (the robustness note); dialect, sysbench_mode
     (sysbench results: their dialect and run mode, never mixed in one row); value.
     Then reboot path counts

@@ -65,9 +65,12 @@ def ratio(cell):
     if cell.get("ratio") is None:
         return {"value": None, "note": cell.get("ratio_note") or NA}
     low = cell.get("ratio_ci_low")
+    gap = cell.get("ratio_ci_excludes_low")
     return {"value": fmt(cell["ratio"]), "low": None if low is None else fmt(low),
             "high": fmt(cell.get("ratio_ci_high")),
             "unbounded": bool(cell.get("ratio_ci_unbounded")),
+            "excludes": None if gap is None else (
+                fmt(gap), fmt(cell.get("ratio_ci_excludes_high"))),
             "title": cell.get("ratio_note")}
 
 
@@ -100,7 +103,12 @@ def significance(cell, alpha):
     rule = inference.RULE_TEXT.get(cell.get("rule"), "")
     significant = bool(cell.get("significant"))
     p = formatting.fmt_p(cell["p_value"])
-    if significant:
+    if significant and cell.get("ratio_ci_low") is None:
+        detail = ("%s: the %s set is two half-lines, below ×%s and above ×%s, and the "
+                  "ratios between them, 1 among them, are excluded: p = %s (uncorrected, "
+                  "α = %g)" % (rule, pct, fmt(cell["ratio_ci_excludes_low"]),
+                               fmt(cell["ratio_ci_excludes_high"]), p, alpha))
+    elif significant:
         detail = "%s: the %s interval excludes 1, p = %s (uncorrected, α = %g)" % (
             rule, pct, p, alpha)
     elif cell.get("ratio_ci_low") is None:

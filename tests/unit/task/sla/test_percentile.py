@@ -33,17 +33,48 @@ class TestPercentileSLA(testtools.TestCase):
                         details)
         self.assertIn("the limit lies above the interval: met at 95 %", details)
 
-    def test_errors_are_left_out_and_merge(self):
+    def test_errored_iterations_count_and_merge(self):
         a = percentile.PercentileOfAtomicAction(
-            {"action": "vmct.build", "percentile": 90, "max_seconds": 5})
+            {"action": "vmct.build", "percentile": 50, "max_seconds": 5})
         a.add_iteration(_iteration(1.0))
+        # the build succeeded, a later step of the iteration failed: the build counts
         a.add_iteration(_iteration(100.0, error=["x"]))
-        self.assertTrue(a.success)
+        self.assertFalse(a.success)
         b = percentile.PercentileOfAtomicAction(
-            {"action": "vmct.build", "percentile": 90, "max_seconds": 5})
-        b.add_iteration(_iteration(9.0))
-        self.assertFalse(a.merge(b))
-        self.assertEqual([1.0, 9.0], a.values)
+            {"action": "vmct.build", "percentile": 50, "max_seconds": 5})
+        b.add_iteration(_iteration(2.0))
+        b.add_iteration(_iteration(3.0))
+        self.assertTrue(a.merge(b))
+        self.assertEqual([1.0, 100.0, 2.0, 3.0], a.values)
+
+    def test_time_outs_count_as_longer_than_any_limit(self):
+        # eight 10 s builds and two that failed at their 300 s time-out: p95 is a failure
+        sla = percentile.PercentileOfAtomicAction(
+            {"action": "vmct.build", "percentile": 95, "max_seconds": 30})
+        for _ in range(8):
+            sla.add_iteration(_iteration(10.0))
+        for _ in range(2):
+            it = _iteration(300.0, error=["TimeoutException"])
+            it["atomic_actions"][0]["failed"] = True
+            sla.add_iteration(it)
+        self.assertFalse(sla.success)
+        self.assertIn("p95 of vmct.build = failed (N = 10, 2 failed or unfinished, "
+                      "counted as longer than any limit)", sla.details())
+        # the median is still a real duration
+        median = percentile.PercentileOfAtomicAction(
+            {"action": "vmct.build", "percentile": 50, "max_seconds": 30})
+        median.merge(sla)
+        self.assertTrue(median.success)
+
+    def test_unfinished_actions_are_not_zero_seconds(self):
+        sla = percentile.PercentileOfAtomicAction(
+            {"action": "vmct.build", "percentile": 50, "max_seconds": 5})
+        for _ in range(3):
+            it = _iteration(1.0)
+            del it["atomic_actions"][0]["finished_at"]
+            sla.add_iteration(it)
+        self.assertFalse(sla.success)
+        self.assertIn("= failed (N = 3, 3 failed or unfinished", sla.details())
 
     def test_strict_and_missing(self):
         sla = percentile.PercentileOfAtomicAction(
@@ -56,7 +87,7 @@ class TestPercentileSLA(testtools.TestCase):
         none = percentile.PercentileOfAtomicAction(
             {"action": "nova.x", "percentile": 95, "max_seconds": 5})
         self.assertFalse(none.add_iteration(_iteration(1.0)))
-        self.assertIn("no successful 'nova.x'", none.details())
+        self.assertIn("no 'nova.x' in these iterations", none.details())
 
     def test_schema(self):
         schema = percentile.PercentileOfAtomicAction.CONFIG_SCHEMA

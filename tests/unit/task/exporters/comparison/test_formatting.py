@@ -22,6 +22,13 @@ class TestFormatting(testtools.TestCase):
         self.assertEqual("-12.50 G ops/s", formatting.fmt(-12.5e9, "ops/s"))
         self.assertEqual("999,999", formatting.fmt(999999.0))
 
+    def test_a_value_below_1_never_reads_as_1(self):
+        # a ratio beside a mark: "×1 p<0.0001" would contradict itself
+        self.assertEqual("0.9999", formatting.fmt(0.99986))
+        self.assertEqual("0.9999999", formatting.fmt(0.99999986))
+        self.assertEqual("-0.9999", formatting.fmt(-0.99986))
+        self.assertEqual("0.447", formatting.fmt(0.44712))
+
     def test_fmt_p(self):
         self.assertEqual("n/a", formatting.fmt_p(None))
         self.assertEqual("<0.0001", formatting.fmt_p(1.2e-7))
