@@ -47,9 +47,11 @@ from rally_vmct import stats
 
 RULE_LOG = "welch-t-log-hsu"
 RULE_FIELLER = "fieller-hsu"
+RULE_RUNS = "welch-t-log-runs"
 RULE_TEXT = {RULE_LOG: "Welch t on log values, Hsu df = min(N) − 1",
              RULE_FIELLER: "Fieller interval (Welch t, Hsu df = min(N) − 1; values ≤ 0 "
-                           "rule out the log scale)"}
+                           "rule out the log scale)",
+             RULE_RUNS: "Welch t on the runs' mean logs, Welch–Satterthwaite df"}
 FIELDS = ("rule", "level", "ratio", "ratio_se", "ratio_ci_low", "ratio_ci_high",
           "ratio_ci_unbounded", "ratio_ci_excludes_low", "ratio_ci_excludes_high",
           "ratio_df", "ratio_note", "p_value", "significant", "detectable_low",
@@ -65,6 +67,26 @@ def _empty(level, note):
     out = dict.fromkeys(FIELDS)
     out.update(level=level, ratio_ci_unbounded=False, ratio_note=note, significant=False)
     return out
+
+
+def compare_runs(candidate_runs, baseline_runs, alpha):
+    """The rule over runs: ``*_runs`` the per-run mean logs (two or more a side).
+
+    Each run is one value (the unit of replication where the run's moment, its load
+    and caches, enters), so the interval covers the variation between runs; the
+    df is Welch-Satterthwaite's (:func:`rally_vmct.stats.welch_log_df`).
+    """
+    level = round(1.0 - alpha, 12)
+    log_a = stats.LogMoments(len(candidate_runs), *_mean_sd(candidate_runs))
+    log_b = stats.LogMoments(len(baseline_runs), *_mean_sd(baseline_runs))
+    out = _log_rule(log_a, log_b, alpha, level, stats.welch_log_df(log_a, log_b))
+    out["rule"] = RULE_RUNS
+    return out
+
+
+def _mean_sd(logs):
+    mean = math.fsum(logs) / len(logs)
+    return mean, math.sqrt(math.fsum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
 
 
 def compare(candidate, baseline, alpha):
@@ -83,8 +105,8 @@ def compare(candidate, baseline, alpha):
     return _fieller_rule(sum_a, sum_b, alpha, level)
 
 
-def _log_rule(log_a, log_b, alpha, level):
-    r = stats.log_ratio(log_a, log_b, level)
+def _log_rule(log_a, log_b, alpha, level, df=None):
+    r = stats.log_ratio(log_a, log_b, level, df=df)
     out = _empty(level, r.note)
     out.update(rule=RULE_LOG, ratio=r.ratio, ratio_se=r.se, ratio_df=r.df,
                ratio_ci_low=r.ci_low, ratio_ci_high=r.ci_high, p_value=r.p)

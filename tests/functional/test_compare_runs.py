@@ -50,7 +50,7 @@ class TestCompareRuns(rally_home.RallyHomeTestCase):
             f.write(export_test.PLUGIN)
         cls.base = ["--plugin-paths", plugins]
         home.rally("env", "create", "--name", "vmct-runs", "--no-use")
-        cls.exports = {}
+        cls.exports, cls.uuids = {}, {}
         for name, task in (("baseline", BASELINE), ("again", AGAIN), ("slowed", SLOWED)):
             task_file = os.path.join(home.path, "%s.json" % name)
             with open(task_file, "w") as f:
@@ -59,6 +59,7 @@ class TestCompareRuns(rally_home.RallyHomeTestCase):
                        "--no-use", "--tag", name)
             uuid = home.rally("task", "list", "--env", "vmct-runs", "--uuids-only"
                               ).stdout.split()[-1]
+            cls.uuids[name] = uuid
             out = os.path.join(home.path, "%s-cmp.json" % name)
             home.rally(*cls.base, "task", "export", uuid, "--type", "vmct-comparison-json",
                        "--to", out)
@@ -109,3 +110,18 @@ class TestCompareRuns(rally_home.RallyHomeTestCase):
         proc = self.compare(bad, self.exports["baseline"])
         self.assertEqual(2, proc.returncode)
         self.assertIn("is not a vmct-comparison JSON export", proc.stderr)
+
+    def test_runs_exported_together_are_the_unit(self):
+        # rally task export UUID1 UUID2 (two real tasks): each side has two runs, so
+        # the comparison's interval is over the runs' mean logs
+        out = os.path.join(self.home.path, "pooled.json")
+        self.home.rally(*self.base, "task", "export", self.uuids["baseline"],
+                        self.uuids["again"], "--type", "vmct-comparison-json", "--to", out)
+        with open(out) as f:
+            data = json.load(f)
+        self.assertEqual(2, data["methods"]["runs"])
+        docker = [g for g in data["groups"] if g["kind"] == "docker"
+                  and g["metric"] == "vmct.build"][0]
+        self.assertEqual(("run", 2, 2, 10), (docker["replicate"], docker["runs"],
+                                             docker["baseline_runs"], docker["n"]))
+        self.assertEqual("welch-t-log-runs", docker["rule"])

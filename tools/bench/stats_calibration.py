@@ -13,7 +13,13 @@ rally_vmct.inference and stats:
   check's Holm family of 5 null directions (family-wise rate), TOST's "equivalent"
   at the band's edge (true ratio 0.95) and "outside the band" just inside it (1.05);
 * power at the seed studies' published effects (CV 10 % and 25 % on both sides) at
-  the seed family's strictest Holm level (0.05 / 5 = 0.01) and at 0.05.
+  the seed family's strictest Holm level (0.05 / 5 = 0.01) and at 0.05;
+* shared variation (``--shared``, the issue's table): iterations of one run share a
+  run-level effect (log SD 2.5 % or 5 %), or at concurrency 5 the iterations of one
+  wave share its contention (log SD 10 %); within-run CV 10 %. The rate of the rule
+  over the pooled iterations (one run a side, as a single task gives it) against the
+  page's rule over 3 runs a side (:func:`rally_vmct.inference.compare_runs`), and
+  the latter's power for a ×1.3 difference.
 
 Prints a reST table (doc/source/design/statistics.rst carries it with the date,
 commit and machine). Pure Python; about two minutes at 4000 replications on a
@@ -115,6 +121,49 @@ def power(rng, reps):
     return rows
 
 
+# (label, run-level log SD, wave log SD, concurrency)
+SHARED = (("run effect 2.5 %", 0.025, 0.0, 1), ("run effect 5 %", 0.05, 0.0, 1),
+          ("wave of 5 shares 10 %", 0.0, 0.10, 5))
+SHARED_SIZES = (5, 10, 30)
+SHARED_RUNS = 3
+SHARED_CV = 0.10
+
+
+def _run(rng, n, run_sd, wave_sd, concurrency, shift):
+    """One run's n values: its run effect, each wave's effect, each iteration's."""
+    effect = rng.gauss(0, run_sd)
+    values = []
+    for start in range(0, n, concurrency):
+        wave = rng.gauss(0, wave_sd)
+        values += [math.exp(shift + effect + wave + rng.gauss(0, _sigma(SHARED_CV)))
+                   for _ in range(min(concurrency, n - start))]
+    return values
+
+
+def _mean_log(values):
+    return math.fsum(math.log(v) for v in values) / len(values)
+
+
+def shared(rng, reps):
+    """[(label, N, {"pooled", "runs", "power"})]: see the module doc."""
+    out = []
+    for label, run_sd, wave_sd, concurrency in SHARED:
+        for n in SHARED_SIZES:
+            counts = {"pooled": 0, "runs": 0, "power": 0}
+            for _ in range(reps):
+                one = [_run(rng, n, run_sd, wave_sd, concurrency, 0.0) for _ in range(2)]
+                counts["pooled"] += inference.compare(
+                    inference.sample(one[0]), inference.sample(one[1]), ALPHA)["significant"]
+                for key, shift in (("runs", 0.0), ("power", math.log(1.3))):
+                    a = [_mean_log(_run(rng, n, run_sd, wave_sd, concurrency, shift))
+                         for _ in range(SHARED_RUNS)]
+                    b = [_mean_log(_run(rng, n, run_sd, wave_sd, concurrency, 0.0))
+                         for _ in range(SHARED_RUNS)]
+                    counts[key] += inference.compare_runs(a, b, ALPHA)["significant"]
+            out.append((label, n, {k: v / reps for k, v in counts.items()}))
+    return out
+
+
 def _commit():
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -138,9 +187,15 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=4000,
                         help="replications per false-positive cell (power: a quarter)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--shared", action="store_true",
+                        help="only the run-level and wave table")
     opts = parser.parse_args(argv)
     rng = random.Random(opts.seed)
     started = time.time()
+    if opts.shared:
+        print_shared(shared(rng, opts.reps), opts.reps)
+        print(_footer(started))
+        return 0
     fp = false_positives(rng, opts.reps)
     pw = power(rng, opts.reps)
     pct = "%.1f %%"
@@ -161,11 +216,29 @@ def main(argv=None):
         (label, n) + tuple("%s / %s" % (pct % (100 * lo), pct % (100 * hi))
                            for lo, hi in cells[:-1]) + (pct % (100 * cells[-1][1]),)
         for label, n, cells in pw]))
-    print("\n%s, commit %s, %s (%s, %d CPUs), Python %s, %.0f s"
-          % (time.strftime("%Y-%m-%d"), _commit(), platform.node() or "unknown host",
-             platform.processor() or platform.machine(), os.cpu_count() or 0,
-             platform.python_version(), time.time() - started))
+    print()
+    print_shared(shared(rng, opts.reps // 4), opts.reps // 4)
+    print(_footer(started))
     return 0
+
+
+def print_shared(rows, reps):
+    pct = "%.1f %%"
+    print("Shared variation: false-positive rates of the rule over one run's pooled "
+          "iterations and over %d runs a side (run means), and the latter's power for "
+          "x1.3; within-run CV %g %% (%d replications per row)\n"
+          % (SHARED_RUNS, 100 * SHARED_CV, reps))
+    print(_table(("what is shared", "N a run", "pooled, 1 run", "over 3 runs",
+                  "power at x1.3, 3 runs"),
+                 [(label, n, pct % (100 * r["pooled"]), pct % (100 * r["runs"]),
+                   pct % (100 * r["power"])) for label, n, r in rows]))
+
+
+def _footer(started):
+    return ("\n%s, commit %s, %s (%s, %d CPUs), Python %s, %.0f s"
+            % (time.strftime("%Y-%m-%d"), _commit(), platform.node() or "unknown host",
+               platform.processor() or platform.machine(), os.cpu_count() or 0,
+               platform.python_version(), time.time() - started))
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ class TestDensityAndHostCost(testtools.TestCase):
 
     def test_json_csv_and_page(self):
         loaded = json.loads(render.render_json(self.data))
-        self.assertEqual(6, loaded["format_version"])
+        self.assertEqual(7, loaded["format_version"])
         lines = list(csv.DictReader(io.StringIO(render.render_csv(self.data))))
         curves = [r for r in lines if r["source"] == "density"]
         self.assertIn("instances already running = 0", {r["metric"] for r in curves})

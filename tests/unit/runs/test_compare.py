@@ -24,10 +24,11 @@ def _task(builds, deletes, kind="kvm"):
     return sr.task(sr.workload(BOOT, kind, its, 1))
 
 
-class TestCompareRuns(testtools.TestCase):
+class ExportTestCase(testtools.TestCase):
+    """Writes vmct-comparison JSON exports of hand-built tasks to a temporary folder."""
 
     def setUp(self):
-        super(TestCompareRuns, self).setUp()
+        super(ExportTestCase, self).setUp()
         self.dir = self.useFixture(fixtures.TempDir()).path
 
     def export(self, name, task):
@@ -35,6 +36,9 @@ class TestCompareRuns(testtools.TestCase):
         with open(path, "w") as f:
             f.write(render.render_json(analyse.compare([task])))
         return path
+
+
+class TestCompareRuns(ExportTestCase):
 
     def test_regression_improvement_and_same_with_reference_values(self):
         base_b, base_d = [10.0, 10.4, 9.8, 10.2], [5.0, 5.1, 4.9, 5.05]
@@ -94,18 +98,8 @@ def _builds(values, failed=0, kind="kvm"):
     return sr.task(sr.workload(BOOT, kind, its, 1))
 
 
-class TestTheGate(testtools.TestCase):
+class TestTheGate(ExportTestCase):
     """The verdict is the interval against 1 and the band; failures and gaps count."""
-
-    def setUp(self):
-        super(TestTheGate, self).setUp()
-        self.dir = self.useFixture(fixtures.TempDir()).path
-
-    def export(self, name, task):
-        path = os.path.join(self.dir, name + ".json")
-        with open(path, "w") as f:
-            f.write(render.render_json(analyse.compare([task])))
-        return path
 
     def rows(self, a, b):
         return {(r["key"][0], r["key"][4]): r

@@ -54,7 +54,7 @@ CHART_HEADLINES = (
 HEADLINE_ORDER = ("build", "network wait", "ssh wait", "delete", "reboot", "stop",
                   "start", "cpu", "memory", "fileio", "network")
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 IDENTITY_FIELDS = ("kind", "concurrency", "source", "group", "metric", "unit")
 VARIANT_FIELDS = ("dialect", "sysbench_mode")
 # The bounds of the quantiles' intervals: p50_ci_low, p50_ci_high, ... p99_ci_high.
@@ -72,7 +72,9 @@ QUANTILE_INTERVAL = "order-statistic"
 RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "rule", "level", "ratio",
                 "ratio_se", "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded",
                 "ratio_ci_excludes_low", "ratio_ci_excludes_high",
-                "ratio_df", "ratio_note")
+                "ratio_df", "ratio_note", "replicate", "runs", "baseline_runs")
+# the unit of replication a ratio's interval was taken over
+REPLICATE_RUN, REPLICATE_ITERATION = "run", "iteration"
 TEST_FIELDS = ("p_value", "significant", "detectable_low", "detectable_high",
                "mwu_test", "mwu_p_value", "mwu_p_min", "mwu_note")
 # What a headline cell of the summary carries.
@@ -180,17 +182,45 @@ class _Result(object):
             (None, None, None) if logs is None else logs[1:4])
         row.update(dict.fromkeys(RATIO_FIELDS + TEST_FIELDS))
         row.update(baseline_kind=base_kind, baseline_concurrency=base_c,
-                   ratio_ci_unbounded=False, significant=False)
+                   ratio_ci_unbounded=False, significant=False,
+                   runs=len(self.c.groups[key].by_run))
         base_key = labels.GroupKey(base_kind, base_c, metric)
         why = self._not_compared(key, base_key)
         if why is not None:
             row["ratio_note"] = why
             return row
-        row.update(inference.compare((summary, logs),
-                                     (self.summaries[base_key], self.logs[base_key]),
-                                     self.alpha))
+        row.update(self._compare(key, base_key, self.alpha))
         row.update(self._robustness(key, base_key))
         return row
+
+    def _compare(self, key, base_key, alpha):
+        """The rule between two groups, over runs when each side has two or more.
+
+        Else over the iterations (of one run, or of runs too few to replicate).
+        """
+        runs, base_runs = self.run_logs(key), self.run_logs(base_key)
+        if len(runs) >= 2 and len(base_runs) >= 2:
+            out = inference.compare_runs(runs, base_runs, alpha)
+            out["replicate"] = REPLICATE_RUN
+        else:
+            out = inference.compare((self.summaries[key], self.logs[key]),
+                                    (self.summaries[base_key], self.logs[base_key]), alpha)
+            out["replicate"] = REPLICATE_ITERATION
+        out.update(runs=len(self.c.groups[key].by_run),
+                   baseline_runs=len(self.c.groups[base_key].by_run))
+        return out
+
+    def run_logs(self, key):
+        """The mean log of each run (task) with values of the group.
+
+        [] when a value is <= 0 (no log scale: the iterations' Fieller rule).
+        """
+        means = []
+        for values in self.c.groups[key].by_run.values():
+            if not values or min(values) <= 0:
+                return []
+            means.append(math.fsum(math.log(v) for v in values) / len(values))
+        return means
 
     def _not_compared(self, key, base_key):
         """Why a group is compared with nothing, else None."""
@@ -371,8 +401,7 @@ class _Result(object):
             out = dict.fromkeys(inference.FIELDS)
             out.update(ratio_note=why, significant=False, ratio_ci_unbounded=False)
             return out
-        return inference.compare((self.summaries[key], self.logs[key]),
-                                 (self.summaries[base_key], self.logs[base_key]), alpha)
+        return self._compare(key, base_key, alpha)
 
     def as_dict(self):
         headline_metrics = self.headline_metrics()
@@ -392,6 +421,11 @@ class _Result(object):
                             "df": "hsu", "correction": CORRECTION, "alpha": self.alpha,
                             "comparisons": comparisons,
                             "expected_false_marks": self.alpha * comparisons,
+                            "comparisons_over_runs": sum(
+                                1 for g in groups_out if g.get("p_value") is not None
+                                and g.get("replicate") == REPLICATE_RUN),
+                            "runs": len(self.c.tasks),
+                            "rule_over_runs": inference.RULE_RUNS,
                             "seed_correction": seed_check.CORRECTION,
                             "equivalence": "tost", "power": stats.DEFAULT_POWER,
                             "robustness_test": "mann-whitney-u",

@@ -112,11 +112,18 @@ def _number(value):
 
 
 class _Group(object):
-    __slots__ = ("values", "failures")
+    """A group's samples, its failures, and the run (task) each sample came from."""
+
+    __slots__ = ("values", "failures", "by_run")
 
     def __init__(self):
         self.values = []
         self.failures = 0
+        self.by_run = collections.OrderedDict()     # task uuid -> [value]
+
+    def add(self, value, run):
+        self.values.append(value)
+        self.by_run.setdefault(run, []).append(value)
 
 
 _Entry = collections.namedtuple("_Entry", ["group", "base", "tag"])
@@ -167,6 +174,7 @@ class Collector(object):
         self.descriptions = {}   # GroupKey -> [sysbench.describe()]
         self.density = density_curves.DensityTally()
         self._titles = {}
+        self._run = None         # the task whose samples are being added
 
     # -- collection -----------------------------------------------------------
 
@@ -218,6 +226,7 @@ class Collector(object):
         if not isinstance(kind, str):
             kind = str(kind)
         scope = _Workload(kind, concurrency_of(workload), args)
+        self._run = task_uuid
         self.workloads.append({"task": task_uuid, "scenario": name, "kind": kind,
                                "concurrency": scope.concurrency,
                                "iterations": len(iterations),
@@ -244,7 +253,7 @@ class Collector(object):
             elif duration is None:
                 durations.failures += 1
             else:
-                durations.values.append(duration)
+                durations.add(duration, self._run)
         for produced in missing:
             for key in expected - produced:
                 self._group(key).failures += 1
@@ -274,7 +283,7 @@ class Collector(object):
         for kind, group, name, unit, value in phase_samples.samples(iteration,
                                                                     scope.plain_suffix):
             metric = labels.Metric(phase_samples.SOURCE, group, name, unit)
-            self._group(scope.key(metric, kind), True).values.append(value)
+            self._group(scope.key(metric, kind), True).add(value, self._run)
 
     def _add_facts(self, iteration):
         """Tally the iteration's facts tables; ``{kind: sysbench dialect or None}``."""
@@ -323,7 +332,7 @@ class Collector(object):
             if action.get("failed") or started is None or finished is None:
                 entry.group.failures += 1
             else:
-                entry.group.values.append(finished - started)
+                entry.group.add(finished - started, self._run)
             produced.add(entry.base)
             children = action.get("children")
             if children:
@@ -348,7 +357,7 @@ class Collector(object):
             if value is None:
                 entry.group.failures += 1
             else:
-                entry.group.values.append(value)
+                entry.group.add(value, self._run)
             produced.add(entry.base)
 
     def _action_entry(self, scope, action):

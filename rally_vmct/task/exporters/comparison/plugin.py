@@ -157,7 +157,10 @@ class ComparisonCSVExporter(_ComparisonExporter):
     is too small for that bound); baseline_kind, baseline_concurrency, rule, level,
     ratio, ratio_se, ratio_ci_low, ratio_ci_high (empty when unbounded),
     ratio_ci_unbounded, ratio_ci_excludes_low, ratio_ci_excludes_high (an unbounded
-    set of two half-lines: the gap it excludes), ratio_df, ratio_note; p_value
+    set of two half-lines: the gap it excludes), ratio_df, ratio_note, replicate
+    (``run``: the interval is over the runs' mean logs, each side having two or more
+    runs; ``iteration``: over the iterations, which covers only the variation within
+    a run), runs, baseline_runs (tasks with values of the group); p_value
     (uncorrected), significant (the set excludes 1), detectable_low,
     detectable_high (80 % power); mwu_test,
     mwu_p_value, mwu_p_min, mwu_note (the robustness note); dialect, sysbench_mode
@@ -184,7 +187,7 @@ class ComparisonJSONExporter(_ComparisonExporter):
     (``density``), the environment per kind (every disclosed instance fact with its
     values and counts), warnings (emulated kinds) and the seed check (each published
     direction: agrees, disagrees or cannot tell); the fields are described in
-    :mod:`rally_vmct.task.exporters.comparison.analyse` (``format_version`` 5).
+    :mod:`rally_vmct.task.exporters.comparison.analyse` (``format_version`` 7).
     """
 
     def generate(self):

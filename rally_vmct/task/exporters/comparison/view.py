@@ -103,6 +103,12 @@ def significance(cell, alpha):
     rule = inference.RULE_TEXT.get(cell.get("rule"), "")
     significant = bool(cell.get("significant"))
     p = formatting.fmt_p(cell["p_value"])
+    if cell.get("replicate") == "run":
+        rule = inference.RULE_TEXT[inference.RULE_RUNS] + (
+            " (%d vs %d runs, each one value)" % (cell["runs"], cell["baseline_runs"]))
+    elif cell.get("replicate") == "iteration":
+        rule += (" over the iterations: the interval covers only the variation within a "
+                 "run, not between runs")
     if significant and cell.get("ratio_ci_low") is None:
         detail = ("%s: the %s set is two half-lines, below ×%s and above ×%s, and the "
                   "ratios between them, 1 among them, are excluded: p = %s (uncorrected, "
@@ -174,7 +180,9 @@ def legend(data):
     return {"pct": round(100 * data["confidence"]), "comparisons": methods["comparisons"],
             "alpha": "%g" % methods["alpha"],
             "expected_false": "%.1f" % methods["expected_false_marks"],
-            "high_cv": "%g" % (100 * methods["high_cv"])}
+            "high_cv": "%g" % (100 * methods["high_cv"]),
+            "runs": methods.get("runs", 1),
+            "over_runs": methods.get("comparisons_over_runs", 0)}
 
 
 def headlines(data):
@@ -201,7 +209,7 @@ def _headline_cell(row, kind, alpha):
     out = _compared(cell, row["direction"], alpha)
     out.update(is_baseline=kind == cell["baseline_kind"],
                mean="%s ± %s" % (fmt(cell["mean"]), fmt(cell["sd"])), n=cell["n"],
-               cv=cv(cell), failures=cell["failures"], vs=None)
+               cv=cv(cell), failures=cell["failures"], vs=None, runs=cell.get("runs"))
     if cell["baseline_concurrency"] not in (None, row["concurrency"]):
         out["vs"] = {"kind": cell["baseline_kind"],
                      "concurrency": cell["baseline_concurrency"]}

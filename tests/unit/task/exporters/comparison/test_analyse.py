@@ -120,6 +120,8 @@ class TestGrouping(testtools.TestCase):
         self.assertEqual({"rule": "welch-t-log-hsu", "rule_without_log": "fieller-hsu",
                           "df": "hsu", "correction": "none", "alpha": 0.05,
                           "comparisons": 4, "expected_false_marks": 0.05 * 4,
+                          "comparisons_over_runs": 0, "runs": 1,
+                          "rule_over_runs": "welch-t-log-runs",
                           "seed_correction": "holm", "equivalence": "tost",
                           "power": 0.8, "robustness_test": "mann-whitney-u",
                           "robustness_exact_limit": 50, "robustness_exact_ties_limit": 25,
@@ -127,7 +129,7 @@ class TestGrouping(testtools.TestCase):
                           "quantile_interval_min_n": {
                               "p50": {"low": 6, "high": 6}, "p95": {"low": 2, "high": 72},
                               "p99": {"low": 1, "high": 368}}}, self.data["methods"])
-        self.assertEqual(6, self.data["format_version"])
+        self.assertEqual(7, self.data["format_version"])
 
     def test_cv_flag(self):
         self.assertTrue(_row(self.data, "kvm", 2, "vmct.build")["cv_high"])   # 2/12

@@ -213,7 +213,9 @@ class TestRender(testtools.TestCase):
         self.assertTrue(docker["significant"])
         self.assertIn('<td class="num ci better">×%s' % formatting.fmt(docker["ratio"]), page)
         self.assertIn(html.escape(
-            "<span class=sig title=\"Welch t on log values, Hsu df = min(N) − 1: "
+            "<span class=sig title=\"Welch t on log values, Hsu df = min(N) − 1 over the "
+            "iterations: the interval covers only the variation within a run, not between "
+            "runs: "
             "the 95 % interval excludes 1, p = {0} (uncorrected, α = 0.05); "
             "robustness note, not the verdict: Mann–Whitney U (exact) p = {1}\">"
             "p{0}</span>".format(formatting.fmt_p(docker["p_value"]),
@@ -454,7 +456,7 @@ class TestScale(testtools.TestCase):
         self.assertEqual("", row["p99_ci_high"])             # N = 126 < 368
         self.assertNotEqual("", row["p95_ci_high"])
         loaded = json.loads(render.render_json(data))
-        self.assertEqual(6, loaded["format_version"])
+        self.assertEqual(7, loaded["format_version"])
         level = loaded["scale"][0]["kinds"][0]["levels"][1]
         self.assertEqual((128, None), (level["concurrency"], level["p99_ci_high"]))
         self.assertEqual(group["p95_ci_high"], level["p95_ci_high"])
