@@ -292,7 +292,7 @@ class TestComparisonExport(testtools.TestCase):
                           "p99": {"low": 1, "high": 368}},
                          self.data["methods"]["quantile_interval_min_n"])
         self.assertEqual(analyse.FORMAT_VERSION, self.data["format_version"])
-        self.assertEqual(6, analyse.FORMAT_VERSION)     # the one rule
+        self.assertEqual(7, analyse.FORMAT_VERSION)     # runs as replicates
         csv_row = [r for r in self.csv if r["kind"] == "kvm" and r["concurrency"] == "4"
                    and r["metric"] == "vmct.build"][0]
         self.assertEqual(("20", "27", "25", ""), (
