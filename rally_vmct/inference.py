@@ -52,6 +52,9 @@ RULE_TEXT = {RULE_LOG: "Welch t on log values, Hsu df = min(N) − 1",
              RULE_FIELLER: "Fieller interval (Welch t, Hsu df = min(N) − 1; values ≤ 0 "
                            "rule out the log scale)",
              RULE_RUNS: "Welch t on the runs' mean logs, Welch–Satterthwaite df"}
+# the unit of replication a ratio's interval was taken over: compare_runs' runs, or
+# compare's values (the iterations of a task)
+REPLICATE_RUN, REPLICATE_ITERATION = "run", "iteration"
 FIELDS = ("rule", "level", "ratio", "ratio_se", "ratio_ci_low", "ratio_ci_high",
           "ratio_ci_unbounded", "ratio_ci_excludes_low", "ratio_ci_excludes_high",
           "ratio_df", "ratio_note", "p_value", "significant", "detectable_low",
@@ -77,16 +80,11 @@ def compare_runs(candidate_runs, baseline_runs, alpha):
     df is Welch-Satterthwaite's (:func:`rally_vmct.stats.welch_log_df`).
     """
     level = round(1.0 - alpha, 12)
-    log_a = stats.LogMoments(len(candidate_runs), *_mean_sd(candidate_runs))
-    log_b = stats.LogMoments(len(baseline_runs), *_mean_sd(baseline_runs))
+    log_a = stats.moments_of_logs(candidate_runs)
+    log_b = stats.moments_of_logs(baseline_runs)
     out = _log_rule(log_a, log_b, alpha, level, stats.welch_log_df(log_a, log_b))
     out["rule"] = RULE_RUNS
     return out
-
-
-def _mean_sd(logs):
-    mean = math.fsum(logs) / len(logs)
-    return mean, math.sqrt(math.fsum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
 
 
 def compare(candidate, baseline, alpha):

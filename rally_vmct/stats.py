@@ -239,7 +239,12 @@ def cv(values):
     return _cv(_sd(values, avg), avg)
 
 
-def _percentile_sorted(ordered, percent):
+def percentile_sorted(ordered, percent):
+    """:func:`percentile` of a sorted list, unchecked; it may end in ``inf``.
+
+    ``inf`` stands for values known only to exceed every limit (a failed or
+    unfinished action): a percentile whose interpolation reaches one is ``inf``.
+    """
     # Same arithmetic as rally.task.processing.utils.percentile so that our
     # figures agree with Rally's report to the last bit.
     if not ordered:
@@ -252,21 +257,12 @@ def _percentile_sorted(ordered, percent):
     return ordered[int(f)] * (c - k) + ordered[int(c)] * (k - f)
 
 
-def percentile_sorted(ordered, percent):
-    """:func:`percentile` of a sorted list, unchecked; it may end in ``inf``.
-
-    ``inf`` stands for values known only to exceed every limit (a failed or
-    unfinished action): a percentile whose interpolation reaches one is ``inf``.
-    """
-    return _percentile_sorted(ordered, percent)
-
-
 def percentile(values, percent):
     """Percentile ``percent`` (0..100) by linear interpolation; None if empty."""
     if (isinstance(percent, bool) or not isinstance(percent, numbers.Real)
             or not 0 <= percent <= 100):
         raise ValueError("percent must be a number in [0, 100], got %r" % (percent,))
-    return _percentile_sorted(sorted(_check_values(values)), percent)
+    return percentile_sorted(sorted(_check_values(values)), percent)
 
 
 # -- Student t quantile ------------------------------------------------------
@@ -444,7 +440,7 @@ def summary(values, confidence=DEFAULT_CONFIDENCE):
             # the mean of a quantity that is never negative (a duration, a rate) is not
             # either: intersecting the interval with [0, inf) keeps its coverage
             ci_low = max(ci_low, 0.0)
-    p50, p90, p95, p99 = (_percentile_sorted(ordered, p) for p in PERCENTILES)
+    p50, p90, p95, p99 = (percentile_sorted(ordered, p) for p in PERCENTILES)
     return Summary(n, avg, sd_value, _cv(sd_value, avg), ordered[0], ordered[-1],
                    p50, p90, p95, p99, ci_low, ci_high, half)
 
@@ -952,12 +948,16 @@ def log_moments(values):
     values = _check_values(values)
     if any(v <= 0 for v in values):
         return None
-    logs = [math.log(v) for v in values]
-    n = len(logs)
-    if not n:
+    moments = moments_of_logs([math.log(v) for v in values])
+    return moments._replace(resolution=resolution(values)) if values else moments
+
+
+def moments_of_logs(logs):
+    """:data:`LogMoments` of values already on the log scale (no step known)."""
+    if not logs:
         return LogMoments(0, None, None)
-    avg = math.fsum(logs) / n
-    return LogMoments(n, avg, _sd(logs, avg), resolution(values))
+    avg = math.fsum(logs) / len(logs)
+    return LogMoments(len(logs), avg, _sd(logs, avg))
 
 
 def log_sd_floor(moments):

@@ -122,8 +122,9 @@ def _beyond(low, high, direction, tolerance):
     return above, below
 
 
-def _n(group):
-    return group.get("n") or 0
+def _measured(group):
+    """``(Summary, LogMoments or None)`` of a group with values, else None."""
+    return _sample(group) if group and group.get("n") else None
 
 
 def compare(baseline, candidate, tolerance=DEFAULT_TOLERANCE, alpha=DEFAULT_ALPHA,
@@ -134,21 +135,21 @@ def compare(baseline, candidate, tolerance=DEFAULT_TOLERANCE, alpha=DEFAULT_ALPH
     rows, measured = [], []
     for key in keys:
         base, cand = baseline.groups.get(key), candidate.groups.get(key)
+        base_s, cand_s = _measured(base), _measured(cand)
         row = {"key": key, "direction": baseline.directions.get(
             key[2:], candidate.directions.get(key[2:])), "level": alpha,
-            "baseline": _sample(base)[0] if base and _n(base) else None,
-            "candidate": _sample(cand)[0] if cand and _n(cand) else None,
+            "baseline": base_s and base_s[0], "candidate": cand_s and cand_s[0],
             "baseline_failures": (base or {}).get("failures") or 0,
             "candidate_failures": (cand or {}).get("failures") or 0,
-            "groups": (base, cand), "result": dict.fromkeys(inference.FIELDS)}
+            "samples": (base_s, cand_s), "result": dict.fromkeys(inference.FIELDS)}
         rows.append(row)
-        if row["baseline"] is None or row["candidate"] is None:
+        if base_s is None or cand_s is None:
             row["verdict"], row["why"] = _one_side(row)
         else:
-            row["first"] = inference.compare(_sample(cand), _sample(base), alpha)
+            row["first"] = inference.compare(cand_s, base_s, alpha)
             measured.append(row)
-    _decide_values(measured, baseline, candidate, tolerance, alpha)
-    _decide_failures(rows, alpha)
+    _decide_values(measured, tolerance, alpha)
+    _decide_failures(measured, alpha)
     return rows
 
 
@@ -162,12 +163,12 @@ def _one_side(row):
     return NEW, "the candidate has %d value(s), the baseline none" % row["candidate"].n
 
 
-def _decide_values(rows, baseline, candidate, tolerance, alpha):
+def _decide_values(rows, tolerance, alpha):
     decisions = stats.holm_levels([r["first"].get("p_value") for r in rows], alpha)
     for row, decision in zip(rows, decisions):
         level = decision[1] if decision else alpha
-        result = inference.compare(_sample(candidate.groups[row["key"]]),
-                                   _sample(baseline.groups[row["key"]]), level)
+        base_s, cand_s = row["samples"]
+        result = inference.compare(cand_s, base_s, level)
         row.update(level=level, result=result)
         row["verdict"], row["why"] = _verdict(row, result, decision, tolerance, alpha)
 
@@ -201,7 +202,7 @@ def _verdict(row, result, decision, tolerance, alpha):
 
 def _would_tell(row, tolerance, alpha):
     """"; about N a side would tell" from the log SDs (each side's, else the other's)."""
-    sds = [g["log_sd"] for g in row["groups"] if g and g.get("log_sd")]
+    sds = [s[1].sd for s in row["samples"] if s and s[1] and s[1].sd]
     if not sds:
         return ""
     n = stats.n_per_side(math.log(1 + tolerance), max(sds), max(sds), alpha)
@@ -212,11 +213,10 @@ def _would_tell(row, tolerance, alpha):
 
 
 def _decide_failures(rows, alpha):
-    """More failures: Fisher's exact test, one-sided, Holm over the metrics."""
-    tested = [r for r in rows if r["candidate_failures"] > 0
-              and r["verdict"] != MISSING and r["baseline"] is not None]
-    ps = [stats.fisher_greater(r["candidate_failures"], _count(r["candidate"]),
-                               r["baseline_failures"], _count(r["baseline"]))
+    """More failures: Fisher's exact test, one-sided, Holm over the measured metrics."""
+    tested = [r for r in rows if r["candidate_failures"] > 0]
+    ps = [stats.fisher_greater(r["candidate_failures"], r["candidate"].n,
+                               r["baseline_failures"], r["baseline"].n)
           for r in tested]
     for row, p, decision in zip(tested, ps, stats.holm_levels(ps, alpha)):
         row["failures_p"] = p
@@ -225,8 +225,8 @@ def _decide_failures(rows, alpha):
                 "%d of %d failed, the baseline %d of %d: one-sided Fisher p = %.3g "
                 "(Holm, α = %g)" % (
                     row["candidate_failures"], row["candidate_failures"] +
-                    _count(row["candidate"]), row["baseline_failures"],
-                    row["baseline_failures"] + _count(row["baseline"]), p, alpha))
+                    row["candidate"].n, row["baseline_failures"],
+                    row["baseline_failures"] + row["baseline"].n, p, alpha))
 
 
 def _count(summary):

@@ -73,8 +73,6 @@ RATIO_FIELDS = ("baseline_kind", "baseline_concurrency", "rule", "level", "ratio
                 "ratio_se", "ratio_ci_low", "ratio_ci_high", "ratio_ci_unbounded",
                 "ratio_ci_excludes_low", "ratio_ci_excludes_high",
                 "ratio_df", "ratio_note", "replicate", "runs", "baseline_runs")
-# the unit of replication a ratio's interval was taken over
-REPLICATE_RUN, REPLICATE_ITERATION = "run", "iteration"
 TEST_FIELDS = ("p_value", "significant", "detectable_low", "detectable_high",
                "mwu_test", "mwu_p_value", "mwu_p_min", "mwu_note")
 # What a headline cell of the summary carries.
@@ -201,11 +199,11 @@ class _Result(object):
         runs, base_runs = self.run_logs(key), self.run_logs(base_key)
         if len(runs) >= 2 and len(base_runs) >= 2:
             out = inference.compare_runs(runs, base_runs, alpha)
-            out["replicate"] = REPLICATE_RUN
+            out["replicate"] = inference.REPLICATE_RUN
         else:
             out = inference.compare((self.summaries[key], self.logs[key]),
                                     (self.summaries[base_key], self.logs[base_key]), alpha)
-            out["replicate"] = REPLICATE_ITERATION
+            out["replicate"] = inference.REPLICATE_ITERATION
         out.update(runs=len(self.c.groups[key].by_run),
                    baseline_runs=len(self.c.groups[base_key].by_run))
         return out
@@ -423,7 +421,7 @@ class _Result(object):
                             "expected_false_marks": self.alpha * comparisons,
                             "comparisons_over_runs": sum(
                                 1 for g in groups_out if g.get("p_value") is not None
-                                and g.get("replicate") == REPLICATE_RUN),
+                                and g.get("replicate") == inference.REPLICATE_RUN),
                             "runs": len(self.c.tasks),
                             "rule_over_runs": inference.RULE_RUNS,
                             "seed_correction": seed_check.CORRECTION,

@@ -103,10 +103,9 @@ def significance(cell, alpha):
     rule = inference.RULE_TEXT.get(cell.get("rule"), "")
     significant = bool(cell.get("significant"))
     p = formatting.fmt_p(cell["p_value"])
-    if cell.get("replicate") == "run":
-        rule = inference.RULE_TEXT[inference.RULE_RUNS] + (
-            " (%d vs %d runs, each one value)" % (cell["runs"], cell["baseline_runs"]))
-    elif cell.get("replicate") == "iteration":
+    if cell.get("replicate") == inference.REPLICATE_RUN:
+        rule += " (%d vs %d runs, each one value)" % (cell["runs"], cell["baseline_runs"])
+    elif cell.get("replicate") == inference.REPLICATE_ITERATION:
         rule += (" over the iterations: the interval covers only the variation within a "
                  "run, not between runs")
     if significant and cell.get("ratio_ci_low") is None:
